@@ -1,0 +1,59 @@
+"""graphlab: a live, testable course on CUDA Graphs in PyTorch.
+
+The public names are listed in ``__all__``. They are loaded on first use so that
+``import graphlab`` stays quick and the CLI does not pay for plotting libraries it does not use.
+
+``graphlab.cuda`` is ``torch.cuda`` on a machine with a GPU and the CPU emulator elsewhere;
+``graphlab.DEVICE`` is ``"cuda"`` or ``"cpu"`` accordingly; ``graphlab.backend()`` says which is
+live and why.
+"""
+
+from __future__ import annotations
+
+import importlib
+
+from .backend import backend
+from .errors import GraphlabError
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "DEVICE",
+    "GraphlabError",
+    "Timeline",
+    "__version__",
+    "backend",
+    "compare",
+    "cuda",
+    "load_ipython_extension",
+    "recording",
+    "recordings",
+]
+
+# Public name -> (module, attribute) for names loaded on first access.
+_LAZY = {
+    "Timeline": ("graphlab.timeline", "Timeline"),
+    "compare": ("graphlab.measure", "compare"),
+    "recording": ("graphlab.recordings", "recording"),
+    "recordings": ("graphlab.recordings", "list_recordings"),
+    "load_ipython_extension": ("graphlab.magics", "load_ipython_extension"),
+}
+
+
+def __getattr__(name: str):
+    if name == "cuda":
+        from .backend import cuda_module
+
+        return cuda_module()
+    if name == "DEVICE":
+        return backend().device
+    if name in _LAZY:
+        module_name, attr = _LAZY[name]
+        value = getattr(importlib.import_module(module_name), attr)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'graphlab' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

@@ -1,0 +1,57 @@
+"""The ``graphlab`` command line.
+
+Each subcommand lives in its own module under :mod:`graphlab.commands` and offers ``HELP``,
+``add_arguments(parser)`` and ``run(args) -> int``. Errors that graphlab raises on purpose
+(:class:`~graphlab.errors.GraphlabError`) are printed as one line on stderr with exit status 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+
+from .errors import GraphlabError
+
+__all__ = ["main"]
+
+# Subcommand name -> module; modules import their heavy dependencies inside run().
+COMMANDS = {
+    "lab": "graphlab.commands.lab",
+    "doctor": "graphlab.commands.doctor",
+    "record": "graphlab.commands.record",
+    "recordings": "graphlab.commands.recordings",
+    "gaps": "graphlab.commands.gaps",
+    "simulate": "graphlab.commands.simulate",
+}
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse exits with status 2 on usage errors already; keep its one-line message."""
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="graphlab", description="CUDA Graphs in PyTorch: the graphlab course.")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    for name, module_name in COMMANDS.items():
+        module = importlib.import_module(module_name)
+        p = sub.add_parser(name, help=module.HELP, description=module.HELP)
+        module.add_arguments(p)
+        p.set_defaults(_run=module.run)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return int(args._run(args) or 0)
+    except GraphlabError as exc:
+        print(f"graphlab {args.command}: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print(f"graphlab {args.command}: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,1 @@
+"""One module per ``graphlab`` subcommand: ``HELP``, ``add_arguments(parser)``, ``run(args)``."""

@@ -1,0 +1,54 @@
+"""graphlab's one exception hierarchy.
+
+Every error graphlab raises on purpose is a :class:`GraphlabError`. Its message is written for the
+person at the keyboard: what went wrong and what to do about it. The CLI prints that message on one
+line and exits with status 2; it never shows a traceback for these.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "CaptureError",
+    "CheckFailed",
+    "GraphlabError",
+    "NeedsGPUError",
+    "RecordingError",
+    "SimulatorError",
+    "TraceError",
+]
+
+
+class GraphlabError(Exception):
+    """Base class of every error graphlab raises deliberately."""
+
+
+class TraceError(GraphlabError, ValueError):
+    """A trace or timeline file could not be read: missing, not JSON, truncated or not a trace."""
+
+
+class RecordingError(GraphlabError, ValueError):
+    """A bundled or user recording is missing, malformed or of an unknown schema version."""
+
+
+class SimulatorError(GraphlabError, ValueError):
+    """Simulator parameters are out of range (negative or NaN durations, zero kernels, ...)."""
+
+
+class NeedsGPUError(GraphlabError, RuntimeError):
+    """The operation measures real GPU time and this machine has no CUDA device."""
+
+
+class CaptureError(GraphlabError, RuntimeError):
+    """A graph capture failed on the CPU emulator, in the way it would fail under CUDA.
+
+    ``cuda_error`` names the CUDA error the GPU reports for the same mistake
+    (for example ``cudaErrorStreamCaptureUnsupported``).
+    """
+
+    def __init__(self, message: str, cuda_error: str | None = None):
+        super().__init__(message)
+        self.cuda_error = cuda_error
+
+
+class CheckFailed(GraphlabError, AssertionError):
+    """An exercise checker found the learner's answer wrong; the message says precisely how."""
