@@ -22,7 +22,6 @@ from __future__ import annotations
 import gzip
 import json
 import os
-import re
 import tempfile
 from collections import Counter
 from decimal import ROUND_HALF_EVEN, Decimal, InvalidOperation
@@ -30,34 +29,13 @@ from pathlib import Path
 from typing import Any
 
 from .errors import TraceError
+from .timeline import SCHEMA, SYNC_CALLS, Timeline, call_name, plain_json
 
-__all__ = [
-    "GRAPH_LAUNCH_CALLS",
-    "KERNEL_LAUNCH_CALLS",
-    "MAX_TRACE_BYTES",
-    "SYNC_CALLS",
-    "call_name",
-    "load_trace",
-    "read_json",
-]
+__all__ = ["MAX_TRACE_BYTES", "load_trace", "read_json"]
 
 # Refuse files larger than this: parsing JSON needs several times the file size in memory.
 MAX_TRACE_BYTES = 2 * 1024**3
 
-KERNEL_LAUNCH_CALLS = frozenset(
-    {"cudaLaunchKernel", "cudaLaunchKernelExC", "cuLaunchKernel", "cuLaunchKernelEx"}
-)
-GRAPH_LAUNCH_CALLS = frozenset({"cudaGraphLaunch", "cuGraphLaunch"})
-SYNC_CALLS = frozenset(
-    {
-        "cudaDeviceSynchronize",
-        "cudaStreamSynchronize",
-        "cudaEventSynchronize",
-        "cuCtxSynchronize",
-        "cuStreamSynchronize",
-        "cuEventSynchronize",
-    }
-)
 # Host calls that submit work to a stream, recognised by name even when the trace holds no GPU
 # event with their correlation id (the profiler window may have closed before the work ran).
 _LAUNCH_PREFIXES = (
@@ -72,20 +50,11 @@ _LAUNCH_PREFIXES = (
 )
 _GPU_CATEGORIES = {"kernel": "kernel", "gpu_memcpy": "memcpy", "gpu_memset": "memset"}
 _HOST_CATEGORIES = {"cuda_runtime", "cuda_driver"}
-# CUPTI names some entry points with a version or per-thread-stream suffix:
-# cudaLaunchKernel_v7000, cudaMemcpyAsync_ptsz, cudaMemcpy_ptds.
-_SUFFIX = re.compile(r"(_v\d+)?(_pt[sd]z?|_ptds)?$")
-
 _EXPORT_ADVICE = (
     "record one with torch.profiler: `with torch.profiler.profile(activities=["
     "ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof: ...` then "
     "`prof.export_chrome_trace('trace.json')`"
 )
-
-
-def call_name(name: str) -> str:
-    """The CUDA API call a runtime event names, without CUPTI's version/per-thread suffix."""
-    return _SUFFIX.sub("", name, count=1)
 
 
 def read_json(path: str | os.PathLike) -> Any:
@@ -134,8 +103,6 @@ def load_trace(src) -> Any:
 
     A graphlab timeline (``{"schema": "graphlab.timeline/1", ...}``) is accepted as well.
     """
-    from .timeline import SCHEMA, Timeline
-
     if isinstance(src, (str, os.PathLike)):
         data, origin = read_json(src), str(src)
     elif isinstance(src, dict):
@@ -309,8 +276,6 @@ def _meta(data: Any, origin: str | None, skipped: Counter) -> dict[str, Any]:
     """Where the table came from; a trace written by Timeline.to_chrome_trace keeps its own."""
     own = data.get("graphlab") if isinstance(data, dict) else None
     if isinstance(own, dict) and isinstance(own.get("meta"), dict):
-        from .timeline import plain_json
-
         return plain_json(own["meta"])
     meta: dict[str, Any] = {"source": "kineto"}
     if origin:

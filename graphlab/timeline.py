@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import tempfile
 from collections.abc import Mapping
 from decimal import Decimal
@@ -28,11 +29,40 @@ import numpy as np
 
 from .errors import TraceError
 
-__all__ = ["GPU_KINDS", "KINDS", "SCHEMA", "Timeline", "plain_json"]
+__all__ = [
+    "GPU_KINDS",
+    "GRAPH_LAUNCH_CALLS",
+    "KERNEL_LAUNCH_CALLS",
+    "KINDS",
+    "SCHEMA",
+    "SYNC_CALLS",
+    "Timeline",
+    "call_name",
+    "plain_json",
+]
 
 KINDS = ("launch", "kernel", "memcpy", "memset", "sync")
 GPU_KINDS = ("kernel", "memcpy", "memset")
 SCHEMA = "graphlab.timeline/1"
+
+# The CUDA API calls analyses look for, by the name CUPTI gives them (see call_name).
+KERNEL_LAUNCH_CALLS = frozenset(
+    {"cudaLaunchKernel", "cudaLaunchKernelExC", "cuLaunchKernel", "cuLaunchKernelEx"}
+)
+GRAPH_LAUNCH_CALLS = frozenset({"cudaGraphLaunch", "cuGraphLaunch"})
+SYNC_CALLS = frozenset(
+    {
+        "cudaDeviceSynchronize",
+        "cudaStreamSynchronize",
+        "cudaEventSynchronize",
+        "cuCtxSynchronize",
+        "cuStreamSynchronize",
+        "cuEventSynchronize",
+    }
+)
+# CUPTI names some entry points with a version or per-thread-stream suffix:
+# cudaLaunchKernel_v7000, cudaMemcpyAsync_ptsz, cudaLaunchKernel_ptsz_v7000, cudaMemcpy_ptds.
+_SUFFIX = re.compile(r"(?:_ptsz|_ptds|_v\d+)+$")
 
 _INT_COLUMNS = ("start_ns", "dur_ns", "device", "stream", "thread", "correlation")
 _COLUMNS = ("kind", "name", *_INT_COLUMNS)
@@ -248,6 +278,11 @@ class Timeline:
         if path is None:
             return text
         return _write_atomically(Path(path), text)
+
+
+def call_name(name: str) -> str:
+    """The CUDA API call a runtime event names, without CUPTI's version/per-thread suffix."""
+    return _SUFFIX.sub("", name, count=1)
 
 
 def _us(ns: int) -> str:
