@@ -109,8 +109,11 @@ class Timeline:
     ):
         kinds = np.asarray(kind, dtype=str).reshape(-1)
         n = len(kinds)
-        unknown = sorted(set(np.unique(kinds).tolist()) - set(KINDS))
-        if unknown:
+        known = np.zeros(n, dtype=bool)
+        for k in KINDS:
+            known |= kinds == k
+        if not known.all():
+            unknown = sorted(set(kinds[~known].tolist()))
             raise TraceError(f"unknown event kind(s) {unknown}: use one of {list(KINDS)}")
         columns: dict[str, np.ndarray] = {"kind": kinds.astype("U6")}
         columns["name"] = np.array(name, dtype=object).reshape(-1)
