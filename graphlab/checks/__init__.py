@@ -1,0 +1,44 @@
+"""Exercise checkers of the course, one module per lesson.
+
+Each ``check_*`` runs the learner's function on the live backend (``torch.cuda`` on a GPU, the CPU
+emulator elsewhere). It raises :class:`graphlab.errors.CheckFailed` with a message naming the
+mistake and its fix, or prints one ``PASSED ...: yours ... vs expected ...`` line.
+
+======================  ====================================================================
+lesson                  checkers
+======================  ====================================================================
+00 start here           :func:`check_busy_fraction`
+01 kernel gaps          :func:`check_capture_chain`, :func:`check_kernels_per_replay`
+02 static inputs        :func:`check_replay_with_new_inputs`
+03 outputs              :func:`check_keep_outputs`
+04 randomness           :func:`check_reproducible_replays`
+05 dynamic shapes       :func:`check_run_padded`, :func:`check_padding_waste`
+06 does it pay?         :func:`check_break_even`
+07 training             :func:`check_captured_training`
+08 memory               :func:`check_shared_pool`
+======================  ====================================================================
+"""
+
+from .does_it_pay import check_break_even
+from .dynamic_shapes import check_padding_waste, check_run_padded
+from .kernel_gaps import check_capture_chain, check_kernels_per_replay
+from .memory import check_shared_pool
+from .outputs import check_keep_outputs
+from .randomness import check_reproducible_replays
+from .start_here import check_busy_fraction
+from .static_inputs import check_replay_with_new_inputs
+from .training import check_captured_training
+
+__all__ = [
+    "check_break_even",
+    "check_busy_fraction",
+    "check_capture_chain",
+    "check_captured_training",
+    "check_keep_outputs",
+    "check_kernels_per_replay",
+    "check_padding_waste",
+    "check_replay_with_new_inputs",
+    "check_reproducible_replays",
+    "check_run_padded",
+    "check_shared_pool",
+]

@@ -1,0 +1,92 @@
+"""What every exercise checker shares.
+
+A checker runs the learner's code on the live backend (``torch.cuda`` on a GPU, the CPU emulator
+elsewhere), compares what it did with what it should have done, and either raises
+:class:`~graphlab.errors.CheckFailed` with a message that names the mistake, or prints one success
+line with "yours vs expected".
+"""
+
+from __future__ import annotations
+
+import numbers
+from collections.abc import Callable
+from typing import Any
+
+import torch
+
+from ..backend import backend, cuda_module
+from ..errors import CheckFailed
+
+__all__ = ["call", "fail", "fmt", "live", "passed", "same", "warm_up"]
+
+
+def live() -> tuple[Any, str]:
+    """``(cuda, device)``: the graph API of the live backend and the device tensors live on."""
+    return cuda_module(), backend().device
+
+
+def fail(message: str) -> None:
+    """Stop the check with ``message``, which must say what is wrong and how to fix it."""
+    raise CheckFailed(message)
+
+
+def fmt(value: Any) -> str:
+    """A short, device-independent rendering of a tensor or number for messages."""
+    if isinstance(value, torch.Tensor):
+        flat = value.detach().to("cpu", torch.float64).flatten().tolist()
+        shown = ", ".join(f"{v:g}" for v in flat[:6])
+        more = ", ..." if len(flat) > 6 else ""
+        return f"[{shown}{more}]"
+    if isinstance(value, numbers.Integral):
+        return str(int(value))
+    if isinstance(value, numbers.Real):
+        return f"{float(value):.6g}"
+    return repr(value)
+
+
+def passed(what: str, yours: Any, expected: Any) -> None:
+    """Print the success line of a check."""
+    print(f"PASSED {what}: yours {fmt(yours)} vs expected {fmt(expected)}")
+
+
+def same(a: Any, b: torch.Tensor, *, exact: bool = True) -> bool:
+    """Whether ``a`` is a tensor of ``b``'s shape with equal values (close ones if not exact)."""
+    if not isinstance(a, torch.Tensor) or a.shape != b.shape:
+        return False
+    a_cpu, b_cpu = a.detach().to("cpu"), b.detach().to("cpu")
+    if exact:
+        return bool(torch.equal(a_cpu, b_cpu))
+    return bool(torch.allclose(a_cpu, b_cpu, rtol=1e-4, atol=1e-5))
+
+
+def call(fn: Callable, *args: Any, name: str) -> Any:
+    """Call the learner's ``fn``, turning the stub's NotImplementedError or a crash into a message.
+
+    Errors graphlab raises on purpose (a capture error of the emulator, a CheckFailed from a nested
+    check) keep their own message, with the exercise named in front.
+    """
+    if not callable(fn):
+        fail(f"{name} should be a function you define above, not {type(fn).__name__}.")
+    try:
+        return fn(*args)
+    except NotImplementedError:
+        fail(f"{name} is still the stub: replace the `raise NotImplementedError` with your code.")
+    except CheckFailed:
+        raise
+    except Exception as exc:
+        raise CheckFailed(f"{name} raised {type(exc).__name__}: {exc}") from exc
+
+
+def warm_up(fn: Callable[[], Any], iterations: int = 3) -> None:
+    """Run ``fn`` a few times on a side stream before capture, as PyTorch's graph docs advise.
+
+    Warm-up lets lazily initialised state (cuBLAS handles, optimizer state, autograd buffers) be
+    created outside the graph; the side stream keeps those allocations out of the capture pool.
+    """
+    cuda, _ = live()
+    side = cuda.Stream()
+    side.wait_stream(cuda.current_stream())
+    with cuda.stream(side):
+        for _ in range(iterations):
+            fn()
+    cuda.current_stream().wait_stream(side)

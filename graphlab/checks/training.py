@@ -1,0 +1,103 @@
+"""Checks for lesson 07, training: forward, backward and optimizer step in one graph."""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable
+
+import torch
+
+from ._core import call, fail, live, passed
+
+__all__ = ["check_captured_training", "make_model"]
+
+STEPS = 3
+
+
+def make_model(device: str) -> torch.nn.Module:
+    """The small regression model of the exercise, with fixed initial weights."""
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(0)
+        model = torch.nn.Sequential(torch.nn.Linear(8, 16), torch.nn.ReLU(), torch.nn.Linear(16, 1))
+    return model.to(device)
+
+
+def _batches(device: str) -> list[tuple[torch.Tensor, torch.Tensor]]:
+    generator = torch.Generator().manual_seed(1)
+    return [
+        (
+            torch.randn(32, 8, generator=generator).to(device),
+            torch.randn(32, 1, generator=generator).to(device),
+        )
+        for _ in range(STEPS + 1)
+    ]
+
+
+def _max_param_diff(a: torch.nn.Module, b: torch.nn.Module) -> float:
+    return max(
+        float((p - q).abs().max()) for p, q in zip(a.parameters(), b.parameters(), strict=True)
+    )
+
+
+def check_captured_training(capture_step: Callable, make_optimizer: Callable) -> None:
+    """Check ``capture_step(model, optimizer, static_x, static_y) -> (graph, static_loss)``.
+
+    ``make_optimizer(params)`` builds the optimizer (the learner chooses its settings). The graph
+    must hold a whole training step: forward, MSE loss, backward and ``optimizer.step()``. After
+    capture, the checker copies three new batches in and replays; a copy of the model and
+    optimizer, taken right after capture, runs the same three steps eagerly. Losses and weights
+    must agree.
+    """
+    _, device = live()
+    batches = _batches(device)
+    model = make_model(device)
+    optimizer = call(make_optimizer, model.parameters(), name="make_optimizer")
+    static_x, static_y = (t.clone() for t in batches[0])
+    result = call(capture_step, model, optimizer, static_x, static_y, name="capture_step")
+    if not (isinstance(result, tuple) and len(result) == 2):
+        fail("capture_step should return a pair (graph, static_loss).")
+    graph, static_loss = result
+    if not isinstance(static_loss, torch.Tensor) or static_loss.numel() != 1:
+        fail("the second element should be the loss tensor computed inside the capture.")
+
+    eager_model = copy.deepcopy(model)
+    eager_optimizer = type(optimizer)(eager_model.parameters(), **optimizer.defaults)
+    eager_optimizer.load_state_dict(optimizer.state_dict())
+    before = copy.deepcopy(model)
+
+    graph_losses, eager_losses = [], []
+    for x, y in batches[1:]:
+        static_x.copy_(x)
+        static_y.copy_(y)
+        graph.replay()
+        graph_losses.append(float(static_loss))
+        eager_optimizer.zero_grad(set_to_none=True)
+        loss = torch.nn.functional.mse_loss(eager_model(x), y)
+        loss.backward()
+        eager_optimizer.step()
+        eager_losses.append(float(loss))
+
+    if _max_param_diff(model, before) == 0.0:
+        fail(
+            f"the weights did not change in {STEPS} replays: put optimizer.step() inside the "
+            "captured region, after loss.backward()."
+        )
+    if len(set(graph_losses)) == 1:
+        fail(
+            "the loss was the same for every batch: compute it inside the capture from static_x "
+            "and static_y, the tensors the checker copies each batch into."
+        )
+    diff = _max_param_diff(model, eager_model)
+    if diff > 1e-4:
+        fail(
+            f"after {STEPS} replays the weights differ from {STEPS} eager steps by up to {diff:.3g}"
+            f" (losses: graph {[round(v, 4) for v in graph_losses]}, eager "
+            f"{[round(v, 4) for v in eager_losses]}). If the gap grows each step, gradients "
+            "accumulate across replays: call optimizer.zero_grad(set_to_none=True) right before "
+            "capture, so backward writes fresh gradients in every replay."
+        )
+    passed(
+        f"loss after {STEPS} replayed training steps",
+        round(graph_losses[-1], 4),
+        round(eager_losses[-1], 4),
+    )
