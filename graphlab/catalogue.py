@@ -1,0 +1,414 @@
+"""The catalogue of CUDA Graph failures that :func:`graphlab.explain` recognises.
+
+Each :class:`Failure` holds the text a learner actually sees (a PyTorch or CUDA message, a
+torch.compile log line, or the message of a graphlab exercise checker for mistakes that raise
+nothing on a GPU), what causes it, how to fix it, and the lesson of the course that covers it.
+
+Entries are tried in order and the first that matches wins, so specific entries come before the
+generic ones they refine (a host sync before "operation not permitted", everything before "capture
+invalidated", which is only ever a consequence of an earlier error).
+
+``patterns`` are regular expressions searched (case-insensitively) in ``"Type: message"`` of the
+exception, with ``cuda_error`` appended for the emulator's :class:`~graphlab.errors.CaptureError`.
+``only_if`` patterns, when given, must also occur in the message or in the source lines of the
+traceback: that is how a host synchronisation is told apart from the other operations CUDA refuses
+with the same error.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+__all__ = ["CATALOGUE", "Failure"]
+
+
+@dataclass(frozen=True)
+class Failure:
+    """One failure mode: how to recognise it, and what to tell the learner."""
+
+    key: str
+    title: str
+    example: str  # the text users see, as PyTorch / CUDA / graphlab prints it
+    cause: str
+    fix: str
+    lesson: str
+    patterns: tuple[str, ...]
+    only_if: tuple[str, ...] = ()
+
+
+_UNSUPPORTED = (r"operation not permitted when stream is capturing", r"StreamCaptureUnsupported")
+_INVALIDATED = (r"failed due to a previous error during capture", r"StreamCaptureInvalidated")
+# Source-code fragments that make the CPU wait for the GPU.
+_HOST_SYNC = (
+    r"\.item\(",
+    r"\.cpu\(",
+    r"\.tolist\(",
+    r"\.numpy\(",
+    r"synchroni[sz]",
+    r"\bprint\(",
+    r"nonzero\(",
+    r"host sync",
+)
+
+CATALOGUE: tuple[Failure, ...] = (
+    Failure(
+        key="host-sync-in-capture",
+        title="The CPU waited for the GPU inside a capture",
+        example="RuntimeError: CUDA error: operation not permitted when stream is capturing",
+        cause=(
+            "While a stream is capturing, no kernel runs: each one is only recorded. .item(), "
+            ".cpu(), .tolist(), printing a CUDA tensor, torch.cuda.synchronize() and ops whose "
+            "output size depends on the data (nonzero, boolean-mask indexing) all make the CPU "
+            "wait for a GPU result that does not exist yet. CUDA refuses the wait and the capture "
+            "is spoiled."
+        ),
+        fix=(
+            "Read results after replay, not during capture: g.replay(), then out.item(). Keep "
+            "data-dependent choices on the GPU (torch.where instead of `if x.item() > 0`). Run the "
+            "code once before capturing so that any one-off setup that synchronises happens "
+            "outside the graph."
+        ),
+        lesson="01_kernel_gaps",
+        patterns=_UNSUPPORTED + _INVALIDATED,
+        only_if=_HOST_SYNC,
+    ),
+    Failure(
+        key="pageable-copy-in-capture",
+        title="A copy between CPU and GPU memory inside a capture",
+        example=(
+            "RuntimeError: Cannot copy between CPU and CUDA tensors during CUDA graph capture "
+            "unless the CPU tensor is pinned."
+        ),
+        cause=(
+            "A graph can only replay GPU work on memory whose address never changes. Copying from "
+            "an ordinary CPU tensor, including torch.tensor(..., device='cuda') and "
+            "cpu_tensor.to('cuda'), is a host-to-device transfer that PyTorch will not record."
+        ),
+        fix=(
+            "Create the input tensors on the GPU before capture, and between replays copy new "
+            "values into them outside the captured region: static_x.copy_(new_x); g.replay(). "
+            "Constants used inside the graph should be GPU tensors made before capture."
+        ),
+        lesson="02_static_inputs",
+        patterns=(r"Cannot copy between CPU and CUDA tensors during CUDA graph capture",),
+    ),
+    Failure(
+        key="default-stream-capture",
+        title="Capture on the default stream",
+        example=(
+            "RuntimeError: CUDA graphs must be captured on a non-default stream. (However, after "
+            "capture, it's ok to replay them on the default stream.)"
+        ),
+        cause=(
+            "The legacy default stream waits for, and is waited on by, every other ordinary "
+            "stream. Work issued on it cannot be recorded into one graph without pulling in "
+            "unrelated streams, so PyTorch refuses to start a capture there and CUDA refuses "
+            "default-stream work that would depend on a capturing stream."
+        ),
+        fix=(
+            "Use `with torch.cuda.graph(g):`, which captures on a side stream for you. With the "
+            "low-level g.capture_begin(), first enter "
+            "`with torch.cuda.stream(torch.cuda.Stream()):`. Replaying on the default stream "
+            "afterwards is fine."
+        ),
+        lesson="01_kernel_gaps",
+        patterns=(
+            r"must be captured on a non-default stream",
+            r"legacy stream depend on a capturing blocking stream",
+            r"StreamCaptureImplicit",
+        ),
+    ),
+    Failure(
+        key="unjoined-fork",
+        title="A stream forked inside the capture was never joined back",
+        example="RuntimeError: CUDA error: capturing stream has unjoined work",
+        cause=(
+            "Inside the capture another stream waited on the capturing stream (a fork), so its "
+            "work joined the graph. The capturing stream never waited for that branch to finish, "
+            "and a graph must end with every branch joined into the stream that began it."
+        ),
+        fix=(
+            "Before the capture block ends, make the capturing stream wait for each side stream: "
+            "torch.cuda.current_stream().wait_stream(side)."
+        ),
+        lesson="09_multi_stream",
+        patterns=(r"capturing stream has unjoined work", r"StreamCaptureUnjoined"),
+    ),
+    Failure(
+        key="uncaptured-dependency",
+        title="The capture depends on work outside the graph",
+        example="RuntimeError: CUDA error: dependency created on uncaptured work in another stream",
+        cause=(
+            "A capturing stream was told to wait for an event recorded outside this capture, for "
+            "example by another stream before the capture began. A graph can only depend on work "
+            "that is part of the graph."
+        ),
+        fix=(
+            "Settle that dependency before capture starts (wait or synchronise before entering "
+            "the capture block), or move the other stream's work inside the capture: fork it from "
+            "the capturing stream and join it back."
+        ),
+        lesson="09_multi_stream",
+        patterns=(r"dependency created on uncaptured work", r"StreamCaptureIsolation"),
+    ),
+    Failure(
+        key="captured-event",
+        title="An event recorded during capture was queried or timed",
+        example=(
+            "RuntimeError: CUDA error: operation not permitted on an event last recorded in a "
+            "capturing stream"
+        ),
+        cause=(
+            "An event recorded inside a capture is only a node of the graph: it has not happened "
+            "yet, so it cannot be queried, waited on from the CPU or used in elapsed_time()."
+        ),
+        fix=(
+            "Time a graph from outside: record events around g.replay(), call "
+            "torch.cuda.synchronize(), then read start.elapsed_time(end)."
+        ),
+        lesson="06_does_it_pay",
+        patterns=(r"event last recorded in a capturing stream", r"cudaErrorCapturedEvent"),
+    ),
+    Failure(
+        key="rng-state-in-capture",
+        title="The random generator's state was read or set inside a capture",
+        example=(
+            "RuntimeError: Cannot call CUDAGeneratorImpl::current_seed during CUDA graph capture. "
+            "If you need this call to be captured, please file an issue."
+        ),
+        cause=(
+            "A graph replays kernels, not Python calls. Random ops in a graph draw fresh numbers "
+            "on every replay because PyTorch advances the generator's offset for each replay; "
+            "reading or setting the seed inside the capture has no place in that scheme."
+        ),
+        fix=(
+            "Seed outside the graph: torch.manual_seed(...) before a replay makes that replay's "
+            "random numbers repeatable."
+        ),
+        lesson="04_randomness",
+        patterns=(r"CUDAGeneratorImpl::\w+ during CUDA graph capture",),
+    ),
+    Failure(
+        key="optimizer-not-capturable",
+        title="optimizer.step() captured without capturable=True",
+        example=(
+            "RuntimeError: Attempting CUDA graph capture of step() for an instance of Adam but "
+            "param_groups' capturable is False."
+        ),
+        cause=(
+            "By default an optimizer keeps its step counter on the CPU. Captured, that CPU "
+            "value would be baked into the graph and never advance, so PyTorch refuses to capture "
+            "step() unless the optimizer keeps its state on the GPU."
+        ),
+        fix=(
+            "Create the optimizer with capturable=True (for example torch.optim.Adam(params, "
+            "lr=1e-3, capturable=True)), warm it up for a few steps on a side stream, then "
+            "capture forward, backward and step together."
+        ),
+        lesson="07_training",
+        patterns=(r"graph capture of step\(\).*capturable is False",),
+    ),
+    Failure(
+        key="empty-graph",
+        title="The graph captured no GPU work",
+        example=(
+            "UserWarning: The CUDA Graph is empty. This usually means that the graph was "
+            "attempted to be captured on wrong device or stream."
+        ),
+        cause=(
+            "The capture ended without recording a single kernel: the block ran only CPU code, "
+            "or its work went to another GPU or to a stream that never joined the capture. "
+            "Replaying it does nothing."
+        ),
+        fix=(
+            "Check that the tensors live on the GPU you capture on (graphlab.DEVICE, "
+            "torch.cuda.current_device()) and that the work is issued inside the capture block."
+        ),
+        lesson="01_kernel_gaps",
+        patterns=(r"The CUDA Graph is empty",),
+    ),
+    Failure(
+        key="replay-without-capture",
+        title="Replay of a graph that was never captured",
+        example="RuntimeError: Called CUDAGraph::replay without a preceding successful capture.",
+        cause=(
+            "g.replay() ran on a CUDAGraph whose capture never finished: it was never captured, "
+            "or an error inside the capture block left it unusable."
+        ),
+        fix=(
+            "Capture first and make sure the block finished without an error. After a failed "
+            "capture, create a new torch.cuda.CUDAGraph() and capture again."
+        ),
+        lesson="01_kernel_gaps",
+        patterns=(r"replay without a preceding successful capture",),
+    ),
+    Failure(
+        key="stale-static-input",
+        title="Rebinding an input name does not change what the graph reads",
+        example=(
+            "CheckFailed: the replay still used the old input: rebinding the name x does not "
+            "change the tensor the graph reads (no error is raised on a GPU)"
+        ),
+        cause=(
+            "A graph reads the addresses recorded at capture. `x = new_batch` points the Python "
+            "name at a new tensor; the graph keeps reading the old one and silently recomputes "
+            "the old input. CUDA raises no error, so only the wrong numbers give it away."
+        ),
+        fix=(
+            "Copy new data into the captured tensor, then replay: "
+            "static_x.copy_(new_batch); g.replay()."
+        ),
+        lesson="02_static_inputs",
+        patterns=(
+            r"CheckFailed:.*\brebind",
+            r"CheckFailed:.*\brebound",
+            r"CheckFailed:.*\bstale\b",
+            r"CheckFailed:.*\bold input",
+        ),
+    ),
+    Failure(
+        key="output-overwritten",
+        title="A later replay overwrote an output you kept",
+        example=(
+            "RuntimeError: Error: accessing tensor output of CUDAGraphs that has been overwritten "
+            "by a subsequent run."
+        ),
+        cause=(
+            "Every replay writes into the same output tensors. A reference kept from an earlier "
+            "replay, or from an earlier call of a torch.compile(mode='reduce-overhead') function, "
+            "now shows the newest values. torch.compile notices and raises; a plain CUDAGraph "
+            "raises nothing and the old result is simply gone."
+        ),
+        fix=(
+            "Clone what you keep: results.append(static_out.clone()). With torch.compile, clone "
+            "the result outside the compiled function, or call "
+            "torch.compiler.cudagraph_mark_step_begin() before each call."
+        ),
+        lesson="03_outputs",
+        patterns=(
+            r"output of CUDAGraphs that has been overwritten by a subsequent run",
+            r"CheckFailed:.*\boverwrit(e|es|ten)\b",
+        ),
+    ),
+    Failure(
+        key="shape-rerecord",
+        title="A new graph is recorded for every input shape",
+        example=(
+            "CUDAGraph supports dynamic shapes by recording a new graph for each distinct input "
+            "size. Recording too many CUDAGraphs may lead to extra overhead."
+        ),
+        cause=(
+            "A graph is fixed to the sizes it was captured with. torch.compile's CUDAGraph Trees "
+            "therefore record one graph per distinct shape, each costing capture time and its own "
+            "memory; past a limit torch.compile warns, and eventually runs that function without "
+            "a graph."
+        ),
+        fix=(
+            "Pad inputs up to a few fixed sizes (buckets) and slice the results, so a handful of "
+            "graphs cover every request; or set "
+            "torch._inductor.config.triton.cudagraph_skip_dynamic_graphs = True to run dynamic "
+            "shapes without graphs."
+        ),
+        lesson="05_dynamic_shapes",
+        patterns=(
+            r"new graph for each\s+distinct input size",
+            r"exceeding max re-recording limit",
+            r"shapes? (are|is) frozen",
+        ),
+    ),
+    Failure(
+        key="compile-skipped-cudagraphs",
+        title="torch.compile ran without CUDA graphs",
+        example="skipping cudagraphs due to mutated inputs (1 instances)",
+        cause=(
+            "torch.compile(mode='reduce-overhead') wraps a compiled region in a CUDA graph only "
+            "when that is safe: no writes into its inputs other than parameters and buffers, no "
+            "CPU tensors, no ops that cannot be captured. Otherwise it logs this line and runs the "
+            "compiled kernels one launch at a time. Compilation succeeded, but nothing was "
+            "captured."
+        ),
+        fix=(
+            "Read the reason after 'due to'. Mutated inputs: return a new tensor instead of "
+            "writing into an argument. CPU device: move those tensors to the GPU. Then confirm "
+            "with TORCH_LOGS=cudagraphs, or look for cudaGraphLaunch in a timeline."
+        ),
+        lesson="10_torch_compile",
+        patterns=(r"skipping cudagraphs? due to",),
+    ),
+    Failure(
+        key="out-of-memory",
+        title="Out of GPU memory (graph memory pools hold on to memory)",
+        example=(
+            "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a "
+            "total capacity of ..."
+        ),
+        cause=(
+            "Each captured graph keeps a private memory pool so that every replay finds its "
+            "tensors at the same addresses. That memory stays reserved while the graph exists, "
+            "even when no replay is running; a graph per shape, or large intermediates inside "
+            "graphs, add up until an allocation, in or out of capture, fails."
+        ),
+        fix=(
+            "Delete graphs you no longer replay (del g; torch.cuda.empty_cache()); let graphs "
+            "captured one after another share a pool (pool=g1.pool()); capture fewer sizes or a "
+            "smaller batch. torch.cuda.memory_summary() shows what is reserved."
+        ),
+        lesson="08_memory",
+        patterns=(r"OutOfMemoryError", r"CUDA out of memory"),
+    ),
+    Failure(
+        key="nccl-mismatch",
+        title="A collective that not every rank ran (or captured)",
+        example=(
+            "Watchdog caught collective operation timeout: WorkNCCL(SeqNum=1, "
+            "OpType=ALLREDUCE, ...) ran for 600000 milliseconds before timing out."
+        ),
+        cause=(
+            "A collective finishes only when every rank launches it. If one rank captured an "
+            "all_reduce into a graph and another did not, or the ranks replay different graphs, "
+            "or one skips a replay, the others wait for ever and the watchdog ends the job. Each "
+            "GPU on its own captured fine."
+        ),
+        fix=(
+            "Make every capture decision the same on all ranks (same shapes, same branches), "
+            "capture and replay the same graphs in the same order everywhere, and run one eager "
+            "collective before capturing so NCCL is set up outside the graph."
+        ),
+        lesson="14_nccl",
+        patterns=(r"collective operation timeout", r"\bNCCL\b.*\btim(ed|e) ?out"),
+    ),
+    Failure(
+        key="capture-unsupported",
+        title="An operation CUDA does not allow during capture",
+        example="RuntimeError: CUDA error: operation not permitted when stream is capturing",
+        cause=(
+            "While a stream captures, CUDA only records work. Calls that cannot be recorded, "
+            "such as synchronising a stream or the device, querying an event, or allocating "
+            "pinned host memory, are refused, and the whole capture is marked as failed."
+        ),
+        fix=(
+            "Find the last line of your own code in the traceback: that call must happen before "
+            "capture (as part of a warm-up run) or after replay. If a library makes the call, run "
+            "it once on a side stream before capturing, or keep that part out of the graph."
+        ),
+        lesson="01_kernel_gaps",
+        patterns=_UNSUPPORTED,
+    ),
+    Failure(
+        key="capture-invalidated",
+        title="The capture was spoiled by an earlier error",
+        example="RuntimeError: CUDA error: operation failed due to a previous error during capture",
+        cause=(
+            "Once any call inside a capture fails, CUDA marks the capture invalid and every later "
+            "call on it fails with this message, including ending the capture when the "
+            "`with torch.cuda.graph(g):` block exits. It is a consequence, not the mistake."
+        ),
+        fix=(
+            "Scroll up to the first error (after 'During handling of the above exception') and "
+            "fix that. The half-captured graph cannot be used: create a new CUDAGraph and capture "
+            "again."
+        ),
+        lesson="01_kernel_gaps",
+        patterns=_INVALIDATED,
+    ),
+)

@@ -1,0 +1,192 @@
+"""Turn a CUDA Graph failure into an explanation: what you saw, why, how to fix it, which lesson.
+
+``graphlab.explain(exc)`` matches an exception (or a warning, or a log line such as torch.compile's
+"skipping cudagraphs due to ...") against :data:`graphlab.catalogue.CATALOGUE` and returns an
+:class:`Explanation`, which prints as plain text and renders as HTML in a notebook.
+
+It looks at the whole chain of exceptions, not only the last one: a failed ``.item()`` inside
+``with torch.cuda.graph(g):`` surfaces as "operation failed due to a previous error during capture"
+raised when the block exits, and the mistake to explain is the ``.item()`` underneath it.
+
+Code that runs learners' captures wraps them in :func:`explained`, which adds the explanation to
+the exception as a note, so it appears under the traceback without changing the exception's type.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import html
+import re
+import traceback
+import warnings
+from dataclasses import dataclass
+
+from .catalogue import CATALOGUE, Failure
+
+__all__ = ["Explanation", "explain", "explained"]
+
+# Longest excerpt of the original message kept in "what you saw"; PyTorch appends long
+# debugging advice and stack traces to CUDA errors.
+_SEEN_CHARS = 400
+_NOTE_PREFIX = "graphlab explains: "
+
+
+@dataclass(frozen=True)
+class Explanation:
+    """What went wrong, in the learner's terms.
+
+    ``key`` names the catalogue entry (``"unknown"`` when none matched); ``seen`` is the message
+    the learner saw, shortened; ``lesson`` is the notebook that covers it ("" when none does).
+    """
+
+    key: str
+    title: str
+    seen: str
+    cause: str
+    fix: str
+    lesson: str
+
+    @property
+    def matched(self) -> bool:
+        """True when the failure was recognised from the catalogue."""
+        return self.key != "unknown"
+
+    def __str__(self) -> str:
+        lines = [
+            self.title,
+            f"  What you saw: {self.seen}",
+            f"  Cause: {self.cause}",
+            f"  Fix: {self.fix}",
+        ]
+        if self.lesson:
+            lines.append(f"  Lesson: {self.lesson}")
+        return "\n".join(lines)
+
+    def _repr_pretty_(self, printer, cycle) -> None:
+        printer.text(str(self))  # IPython in a terminal: the readable text, not the dataclass
+
+    def _repr_html_(self) -> str:
+        # Every field may carry text from the error message, so every field is escaped.
+        rows = [("What you saw", self.seen), ("Cause", self.cause), ("Fix", self.fix)]
+        if self.lesson:
+            rows.append(("Lesson", self.lesson))
+        body = "".join(
+            f"<dt style='font-weight:bold'>{html.escape(name)}</dt>"
+            f"<dd style='margin:0 0 0.4em 1em'>{html.escape(text)}</dd>"
+            for name, text in rows
+        )
+        return (
+            "<div class='graphlab-explanation' style='border-left:4px solid #c0392b;"
+            "padding:0.4em 0.8em'>"
+            f"<div style='font-weight:bold'>{html.escape(self.title)}</div>"
+            f"<dl style='margin:0.4em 0 0 0'>{body}</dl></div>"
+        )
+
+
+def explain(failure: BaseException | warnings.WarningMessage | Warning | str) -> Explanation:
+    """Explain an exception, a warning, or the text of an error or log line.
+
+    Never raises: a failure the catalogue does not know gets an explanation with ``key
+    "unknown"`` and general advice.
+    """
+    attached = getattr(failure, "explanation", None)
+    if isinstance(attached, Explanation):  # an IsolatedFailure carries its child's explanation
+        return attached
+    chain = _chain(failure)
+    for entry in CATALOGUE:
+        for text, source in chain:
+            if _matches(entry, text, source):
+                return _explanation(entry, text)
+    return Explanation(
+        key="unknown",
+        title="graphlab does not recognise this error",
+        seen=_shorten(chain[0][0]),
+        cause=(
+            "This message is not in graphlab's catalogue of CUDA Graph failures, so it may have "
+            "nothing to do with graphs."
+        ),
+        fix=(
+            "Run the same code eagerly, without capturing it: if it fails there too, fix that "
+            "first. If it only fails inside a capture, compare it with graphlab.catalogue."
+        ),
+        lesson="",
+    )
+
+
+class explained(contextlib.ContextDecorator):
+    """Attach graphlab's explanation to any recognised exception leaving the block.
+
+    Use as ``with explained(): ...`` or as a ``@explained()`` decorator. The exception is re-raised
+    unchanged except for a note (PEP 678) holding the explanation; unrecognised exceptions pass
+    through untouched.
+    """
+
+    def __enter__(self) -> explained:
+        return self
+
+    def __exit__(self, exc_type, exc, tb) -> bool:
+        if isinstance(exc, Exception):
+            _attach(exc)
+        return False
+
+
+def _attach(exc: Exception) -> None:
+    notes = getattr(exc, "__notes__", [])
+    if any(note.startswith(_NOTE_PREFIX) for note in notes):
+        return  # nested helpers: explain once
+    explanation = explain(exc)
+    if not explanation.matched:
+        return
+    note = _NOTE_PREFIX + str(explanation)
+    if hasattr(exc, "add_note"):
+        exc.add_note(note)
+    else:  # Python 3.10 has no add_note; IPython and the exceptiongroup backport read __notes__
+        exc.__notes__ = [*notes, note]
+
+
+def _chain(failure) -> list[tuple[str, str]]:
+    """(text, source lines) for the failure and each exception it was raised from or during."""
+    if isinstance(failure, str):
+        return [(failure, "")]
+    if isinstance(failure, warnings.WarningMessage):
+        return [(f"{failure.category.__name__}: {failure.message}", "")]
+    chain: list[tuple[str, str]] = []
+    seen_ids: set[int] = set()
+    exc: BaseException | None = failure
+    while exc is not None and id(exc) not in seen_ids:
+        seen_ids.add(id(exc))
+        text = f"{type(exc).__name__}: {exc}"
+        cuda_error = getattr(exc, "cuda_error", None)
+        if cuda_error:
+            text += f" [{cuda_error}]"
+        source = "\n".join(frame.line or "" for frame in traceback.extract_tb(exc.__traceback__))
+        chain.append((text, source))
+        exc = exc.__cause__ or exc.__context__
+    return chain
+
+
+def _matches(entry: Failure, text: str, source: str) -> bool:
+    if not any(re.search(p, text, re.IGNORECASE | re.DOTALL) for p in entry.patterns):
+        return False
+    if not entry.only_if:
+        return True
+    return any(re.search(p, f"{text}\n{source}", re.IGNORECASE) for p in entry.only_if)
+
+
+def _explanation(entry: Failure, text: str) -> Explanation:
+    return Explanation(
+        key=entry.key,
+        title=entry.title,
+        seen=_shorten(text),
+        cause=entry.cause,
+        fix=entry.fix,
+        lesson=entry.lesson,
+    )
+
+
+def _shorten(text: str) -> str:
+    """The first line of a message, at most _SEEN_CHARS characters."""
+    first = text.strip().split("\n")[0].strip()
+    if len(first) > _SEEN_CHARS:
+        first = first[: _SEEN_CHARS - 1].rstrip() + "…"
+    return first

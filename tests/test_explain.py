@@ -1,0 +1,341 @@
+"""graphlab.explain: each catalogue entry is picked for the text learners actually see.
+
+Where the failure can be produced on the CPU (a real exception chain, a real warning, an exercise
+checker on the emulator) the test produces it. Failures that only a GPU raises are checked here
+against the exact text PyTorch prints for them, and produced for real on the H200 by
+tests/gpu/test_explain_cuda.py.
+"""
+
+from __future__ import annotations
+
+import re
+import warnings
+
+import pytest
+
+from graphlab.catalogue import CATALOGUE
+from graphlab.errors import CaptureError, CheckFailed
+from graphlab.explain import Explanation, explain, explained
+
+
+def cuda_error(description: str, enum: str) -> str:
+    """The message of a RuntimeError raised by PyTorch's C10_CUDA_CHECK (torch 2.4 and later)."""
+    return (
+        f"CUDA error: {description}\n"
+        f"Search for `{enum}' in https://docs.nvidia.com/cuda/cuda-runtime-api/"
+        "group__CUDART__TYPES.html for more information.\n"
+        "CUDA kernel errors might be asynchronously reported at some other API call, so the "
+        "stacktrace below might be incorrect.\n"
+        "For debugging consider passing CUDA_LAUNCH_BLOCKING=1\n"
+        "Compile with `TORCH_USE_CUDA_DSA` to enable device-side assertions.\n"
+    )
+
+
+UNSUPPORTED = cuda_error(
+    "operation not permitted when stream is capturing", "cudaErrorStreamCaptureUnsupported"
+)
+INVALIDATED = cuda_error(
+    "operation failed due to a previous error during capture", "cudaErrorStreamCaptureInvalidated"
+)
+
+# Exact texts as a GPU run shows them (exception type and message), with the entry that must
+# explain each. All are produced for real on the H200 by tests/gpu/test_explain_cuda.py except
+# nccl-mismatch (needs two GPUs) and shape-rerecord's re-recording limit line.
+GPU_TEXTS = [
+    (RuntimeError(UNSUPPORTED), "capture-unsupported"),
+    (RuntimeError(INVALIDATED), "capture-invalidated"),
+    (
+        RuntimeError(
+            cuda_error("capturing stream has unjoined work", "cudaErrorStreamCaptureUnjoined")
+        ),
+        "unjoined-fork",
+    ),
+    (
+        RuntimeError(
+            cuda_error(
+                "dependency created on uncaptured work in another stream",
+                "cudaErrorStreamCaptureIsolation",
+            )
+        ),
+        "uncaptured-dependency",
+    ),
+    (
+        RuntimeError(
+            cuda_error(
+                "operation would make the legacy stream depend on a capturing blocking stream",
+                "cudaErrorStreamCaptureImplicit",
+            )
+        ),
+        "default-stream-capture",
+    ),
+    (
+        RuntimeError(
+            cuda_error(
+                "operation not permitted on an event last recorded in a capturing stream",
+                "cudaErrorCapturedEvent",
+            )
+        ),
+        "captured-event",
+    ),
+    (
+        RuntimeError(
+            "Cannot copy between CPU and CUDA tensors during CUDA graph capture unless the CPU "
+            "tensor is pinned. Please use tensor.pin_memory() or allocate the tensor with "
+            "pin_memory=True."
+        ),
+        "pageable-copy-in-capture",
+    ),
+    (
+        RuntimeError(
+            "CUDA graphs must be captured on a non-default stream. (However, after capture, "
+            "it's ok to replay them on the default stream.)"
+        ),
+        "default-stream-capture",
+    ),
+    (
+        RuntimeError(
+            "Cannot call CUDAGeneratorImpl::current_seed during CUDA graph capture. If you need "
+            "this call to be captured, please file an issue. Current cudaStreamCaptureStatus: "
+            "cudaStreamCaptureStatusActive"
+        ),
+        "rng-state-in-capture",
+    ),
+    (
+        RuntimeError(
+            "Attempting CUDA graph capture of step() for an instance of AdamW but "
+            "param_groups' capturable is False."
+        ),
+        "optimizer-not-capturable",
+    ),
+    (
+        UserWarning(
+            "The CUDA Graph is empty. This usually means that the graph was attempted to be "
+            "captured on wrong device or stream. (Triggered internally at "
+            "/pytorch/aten/src/ATen/cuda/CUDAGraph.cpp:154.)"
+        ),
+        "empty-graph",
+    ),
+    (
+        RuntimeError("Called CUDAGraph::replay without a preceding successful capture."),
+        "replay-without-capture",
+    ),
+    (
+        RuntimeError(
+            "Error: accessing tensor output of CUDAGraphs that has been overwritten by a "
+            'subsequent run. Stack trace: File "<stdin>", line 3, in f\n    return x * 2. '
+            "To prevent overwriting, clone the tensor outside of torch.compile() or call "
+            "torch.compiler.cudagraph_mark_step_begin() before each model invocation."
+        ),
+        "output-overwritten",
+    ),
+    (
+        "skipping cudagraphs due to mutated inputs (1 instances). Found from : \n"
+        '   File "<stdin>", line 3, in f\n    x.add_(1)',
+        "compile-skipped-cudagraphs",
+    ),
+    ("skipping cudagraphs due to cpu device (arg0_1)", "compile-skipped-cudagraphs"),
+    (
+        "CUDAGraph supports dynamic shapes by recording a new graph for each distinct input "
+        "size. Recording too many CUDAGraphs may lead to extra overhead. We have observed 9 "
+        "distinct sizes.",
+        "shape-rerecord",
+    ),
+    (
+        "skipping cudagraph due to function 0 exceeding max re-recording limit (=128) on "
+        "cudagraph node None due to static input data pointer changed.",
+        "shape-rerecord",
+    ),
+    (
+        RuntimeError(
+            "CUDA out of memory. Tried to allocate 256.00 GiB. GPU 0 has a total capacity of "
+            "139.72 GiB of which 138.9 GiB is free."
+        ),
+        "out-of-memory",
+    ),
+    (
+        RuntimeError(
+            "[Rank 1] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=3, "
+            "OpType=ALLREDUCE, NumelIn=1024, NumelOut=1024, Timeout(ms)=600000) ran for 600062 "
+            "milliseconds before timing out."
+        ),
+        "nccl-mismatch",
+    ),
+]
+
+
+@pytest.mark.parametrize(("failure", "key"), GPU_TEXTS, ids=[k for _, k in GPU_TEXTS])
+def test_exact_gpu_text_picks_its_entry(failure, key):
+    assert explain(failure).key == key
+
+
+@pytest.mark.parametrize("entry", CATALOGUE, ids=[e.key for e in CATALOGUE])
+def test_each_entry_recognises_its_own_example(entry):
+    """No earlier entry shadows a later one on the text the catalogue itself shows."""
+    text = entry.example
+    if entry.only_if:  # the host-sync entry also needs the syncing call in sight
+        text += " (raised by x.item())"
+    assert explain(text).key == entry.key
+
+
+def test_catalogue_covers_the_issue():
+    keys = [e.key for e in CATALOGUE]
+    assert len(keys) == len(set(keys))
+    assert len(keys) >= 12
+    for entry in CATALOGUE:
+        assert re.fullmatch(r"\d\d_[a-z_]+", entry.lesson), entry.key
+        assert entry.title and entry.cause and entry.fix and entry.example
+
+
+class _FakeCudaTensor:
+    """Stands in for a CUDA tensor: .item() fails as it does inside a capture on a GPU."""
+
+    def item(self):
+        raise RuntimeError(UNSUPPORTED)
+
+    def relu(self):
+        raise RuntimeError(UNSUPPORTED)
+
+
+class _CaptureThatEndsInvalidated:
+    """Like torch.cuda.graph: leaving the block ends the capture, which fails once spoiled."""
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc_info):
+        raise RuntimeError(INVALIDATED)
+
+
+def test_item_under_invalidated_capture_is_explained_as_the_host_sync():
+    x = _FakeCudaTensor()
+    with pytest.raises(RuntimeError) as info, _CaptureThatEndsInvalidated():
+        x.item()
+    assert "previous error during capture" in str(info.value)  # what the learner sees last
+    explanation = explain(info.value)
+    assert explanation.key == "host-sync-in-capture"
+    assert explanation.lesson == "01_kernel_gaps"
+    # "What you saw" quotes the first line of the exception that was explained.
+    assert explanation.seen == (
+        "RuntimeError: CUDA error: operation not permitted when stream is capturing"
+    )
+
+
+def test_other_refused_call_under_invalidated_capture_is_the_generic_entry():
+    x = _FakeCudaTensor()
+    with pytest.raises(RuntimeError) as info, _CaptureThatEndsInvalidated():
+        x.relu()
+    assert explain(info.value).key == "capture-unsupported"
+
+
+def test_invalidated_alone_is_a_consequence():
+    assert explain(RuntimeError(INVALIDATED)).key == "capture-invalidated"
+
+
+def test_capture_error_is_matched_on_its_cuda_error():
+    err = CaptureError("this mistake is refused here", cuda_error="cudaErrorStreamCaptureUnjoined")
+    assert explain(err).key == "unjoined-fork"
+
+
+def test_checker_wrapping_keeps_the_cause_visible():
+    """graphlab.checks' call() wraps a learner's crash as CheckFailed(...) from the original."""
+    try:
+        try:
+            raise RuntimeError(cuda_error("capturing stream has unjoined work", "x"))
+        except RuntimeError as exc:
+            raise CheckFailed(f"step raised RuntimeError: {exc}") from exc
+    except CheckFailed as wrapped:
+        assert explain(wrapped).key == "unjoined-fork"
+
+
+def test_checker_messages_for_silent_mistakes():
+    rebinding = CheckFailed(
+        "your replay returned the first batch's result: the graph still reads the old tensor. "
+        "Rebinding a name (static_x = batch) does not change the address the graph reads; copy "
+        "the data in place: static_x.copy_(batch)."
+    )
+    kept_alias = CheckFailed(
+        "outputs [0, 1] are static_y itself: the next replay will overwrite them."
+    )
+    assert explain(rebinding).key == "stale-static-input"
+    assert explain(kept_alias).key == "output-overwritten"
+    # The same words outside a checker's message are not taken as these silent mistakes.
+    assert explain(ValueError("rebinding is not allowed")).key == "unknown"
+
+
+def test_real_warning_is_explained():
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        warnings.warn(
+            "The CUDA Graph is empty. This usually means that the graph was attempted to be "
+            "captured on wrong device or stream.",
+            UserWarning,
+            stacklevel=1,
+        )
+    assert explain(caught[0]).key == "empty-graph"
+
+
+def test_unknown_error_gets_general_advice():
+    explanation = explain(ZeroDivisionError("division by zero"))
+    assert explanation.key == "unknown"
+    assert not explanation.matched
+    assert explanation.seen == "ZeroDivisionError: division by zero"
+    assert explanation.lesson == ""
+
+
+def test_seen_is_first_line_and_bounded():
+    long_line = "CUDA error: capturing stream has unjoined work " + "x" * 1000
+    explanation = explain(RuntimeError(long_line + "\nsecond line"))
+    assert len(explanation.seen) == 400
+    assert explanation.seen.endswith("…")
+    assert "second line" not in explanation.seen
+
+
+def test_text_layout():
+    explanation = Explanation("k", "Title", "Seen", "Cause.", "Fix.", "03_outputs")
+    assert str(explanation) == (
+        "Title\n  What you saw: Seen\n  Cause: Cause.\n  Fix: Fix.\n  Lesson: 03_outputs"
+    )
+    no_lesson = Explanation("k", "Title", "Seen", "Cause.", "Fix.", "")
+    assert str(no_lesson) == "Title\n  What you saw: Seen\n  Cause: Cause.\n  Fix: Fix."
+
+
+def test_html_escapes_what_came_from_the_error():
+    hostile = "<script>alert('x')</script> & <b>kernel</b>"
+    html = explain(RuntimeError(f"CUDA error: capturing stream has unjoined work {hostile}"))
+    rendered = html._repr_html_()
+    assert "<script>" not in rendered
+    assert "<b>kernel</b>" not in rendered
+    assert (
+        "&lt;script&gt;alert(&#x27;x&#x27;)&lt;/script&gt; &amp; &lt;b&gt;kernel&lt;/b&gt;"
+        in rendered
+    )
+    unknown = explain(ValueError(hostile))._repr_html_()
+    assert "<script>" not in unknown
+
+
+def test_explained_adds_one_note_and_keeps_the_type():
+    with pytest.raises(RuntimeError) as info, explained(), explained():
+        raise RuntimeError(cuda_error("capturing stream has unjoined work", "x"))
+    assert type(info.value) is RuntimeError
+    notes = info.value.__notes__
+    assert len(notes) == 1
+    assert notes[0].startswith("graphlab explains: A stream forked inside the capture")
+    assert "Lesson: 09_multi_stream" in notes[0]
+
+
+def test_explained_as_decorator_and_leaves_unknown_errors_alone():
+    @explained()
+    def broken():
+        raise KeyError("not a graph problem")
+
+    with pytest.raises(KeyError) as info:
+        broken()
+    assert not hasattr(info.value, "__notes__")
+
+
+def test_explained_lets_results_through():
+    @explained()
+    def fine(a, b):
+        return a + b
+
+    assert fine(2, 3) == 5
