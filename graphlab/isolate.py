@@ -1,0 +1,307 @@
+"""Run a demonstration in a child process, so that its failure cannot hurt the learner's kernel.
+
+Some CUDA Graph mistakes do more than raise: a failed capture can leave the CUDA context in an
+error state that later calls inherit, and a collective that waits for a rank that never comes hangs
+for ever. :func:`isolated` runs such a demonstration in a fresh Python process with a time limit,
+streams the child's output into the notebook as it is printed, and brings back the result or an
+:class:`IsolatedFailure` carrying graphlab's explanation. :func:`demonstrate` is the form used by
+the "watch it break" cells: it shows the explanation instead of raising.
+
+The child is started with multiprocessing's "spawn" method, never "fork": a forked child would
+inherit a copy of the parent's CUDA context, which CUDA does not support (the child's first CUDA
+call fails or hangs). A spawned child starts a new interpreter and makes its own context. Spawning
+re-imports the parent's main module, so a script (not a notebook) that calls :func:`isolated` must
+do so under ``if __name__ == "__main__":``.
+
+Functions defined in a notebook cannot be imported by the child, so the function and its
+arguments are sent with cloudpickle, which copies such functions by value. Output is read with
+``select`` on the child's pipes, which is POSIX only.
+"""
+
+from __future__ import annotations
+
+import codecs
+import contextlib
+import faulthandler
+import multiprocessing
+import os
+import select
+import signal
+import sys
+import time
+import traceback
+from typing import Any
+
+from .errors import GraphlabError
+from .explain import Explanation, explain
+
+__all__ = ["IsolatedFailure", "demonstrate", "isolated"]
+
+try:
+    import cloudpickle as _pickler
+except ImportError:  # plain pickle still sends functions that live in importable modules
+    import pickle as _pickler
+
+DEFAULT_TIMEOUT_S = 120.0
+_STDERR_TAIL = 8000  # characters of the child's stderr kept to explain a crash
+_KILL_GRACE_S = 2.0  # after SIGTERM, how long a child gets before SIGKILL
+_EXIT_GRACE_S = 10.0  # after sending its outcome, how long a child gets to exit by itself
+
+
+class IsolatedFailure(GraphlabError, RuntimeError):
+    """A function run by :func:`isolated` raised, crashed, or ran out of time.
+
+    ``explanation`` is graphlab's :class:`~graphlab.explain.Explanation` of what happened;
+    ``exitcode`` is the child's exit status (0 when fn raised, negative when a signal killed
+    it); ``timed_out`` says whether it was stopped at the time limit;
+    ``child_traceback`` is the traceback printed in the child ("" when it did not raise).
+    """
+
+    def __init__(
+        self,
+        message: str,
+        explanation: Explanation,
+        exitcode: int | None = None,
+        timed_out: bool = False,
+        child_traceback: str = "",
+    ):
+        super().__init__(f"{message}\n{explanation}")
+        self.explanation = explanation
+        self.exitcode = exitcode
+        self.timed_out = timed_out
+        self.child_traceback = child_traceback
+
+
+def isolated(fn, /, *args: Any, timeout: float | None = DEFAULT_TIMEOUT_S, **kwargs: Any) -> Any:
+    """Call ``fn(*args, **kwargs)`` in a child process and return its (picklable) result.
+
+    The child's stdout and stderr are copied to this process's ``sys.stdout``/``sys.stderr`` as
+    they arrive. Raises :class:`IsolatedFailure` when fn raises, when the child dies (a crash,
+    ``os._exit``), or when it has not finished after ``timeout`` seconds (then it is killed).
+    ``timeout=None`` waits for ever.
+    """
+    if _pickler.__name__ == "pickle" and getattr(fn, "__module__", None) == "__main__":
+        raise GraphlabError(
+            f"{getattr(fn, '__name__', fn)!r} is defined in a notebook or script, which a child "
+            "process cannot import: `pip install cloudpickle` (it sends such functions by value), "
+            "or move the function into a module."
+        )
+    payload = _pickler.dumps((fn, args, kwargs))
+    ctx = multiprocessing.get_context("spawn")
+    out_r, out_w = ctx.Pipe(duplex=False)
+    err_r, err_w = ctx.Pipe(duplex=False)
+    res_r, res_w = ctx.Pipe(duplex=False)
+    child = ctx.Process(
+        target=_child_main, args=(payload, out_w, err_w, res_w), name="graphlab-isolated"
+    )
+    child.start()
+    # The child holds the write ends now; closing ours lets EOF arrive when it exits.
+    for conn in (out_w, err_w, res_w):
+        conn.close()
+    try:
+        outcome, stderr_tail, timed_out = _pump(child, out_r, err_r, res_r, timeout)
+    finally:
+        for conn in (out_r, err_r, res_r):
+            conn.close()
+        if child.is_alive():
+            _stop(child)
+    child.join()
+    return _result(outcome, stderr_tail, timed_out, child.exitcode, timeout)
+
+
+def demonstrate(fn, /, *args: Any, timeout: float | None = DEFAULT_TIMEOUT_S, **kwargs: Any):
+    """Run ``fn`` with :func:`isolated` and show what went wrong instead of raising.
+
+    For the "watch it break" cells of the course. Returns the :class:`IsolatedFailure` (or fn's
+    result, if it did not fail). In a notebook the explanation is shown as HTML, elsewhere as text.
+    """
+    try:
+        result = isolated(fn, *args, timeout=timeout, **kwargs)
+    except IsolatedFailure as failure:
+        _show(failure.explanation)
+        return failure
+    print(f"{getattr(fn, '__name__', 'the demonstration')} finished without an error.")
+    return result
+
+
+def _child_main(payload: bytes, out_w, err_w, res_w) -> None:
+    """Entry point of the child: route output into the pipes, run fn, send back the outcome."""
+    os.dup2(out_w.fileno(), 1)  # C-level output (CUDA, NCCL, faulthandler) goes there too
+    os.dup2(err_w.fileno(), 2)
+    out_w.close()
+    err_w.close()
+    sys.stdout = open(1, "w", buffering=1, encoding="utf-8", errors="replace", closefd=False)  # noqa: SIM115
+    sys.stderr = open(2, "w", buffering=1, encoding="utf-8", errors="replace", closefd=False)  # noqa: SIM115
+    faulthandler.enable()  # a segfault prints the Python stack before the child dies
+    try:
+        fn, args, kwargs = _pickler.loads(payload)
+        outcome = ("ok", fn(*args, **kwargs))
+    except BaseException as exc:
+        outcome = (
+            "error",
+            {
+                "summary": f"{type(exc).__name__}: {exc}".splitlines()[0],
+                "explanation": explain(exc),
+                "traceback": "".join(traceback.format_exception(exc)),
+            },
+        )
+    sys.stdout.flush()
+    sys.stderr.flush()
+    try:
+        blob = _pickler.dumps(outcome)
+    except Exception as exc:
+        blob = _pickler.dumps(("unpicklable", f"{type(exc).__name__}: {exc}"))
+    res_w.send_bytes(blob)
+    res_w.close()
+
+
+def _pump(child, out_r, err_r, res_r, timeout: float | None):
+    """Copy the child's output to ours until it is done.
+
+    Returns (outcome or None, the tail of its stderr, whether the time limit was reached).
+    """
+    deadline = None if timeout is None else time.monotonic() + timeout
+    sinks = {out_r.fileno(): sys.stdout, err_r.fileno(): sys.stderr}
+    decoders = {fd: codecs.getincrementaldecoder("utf-8")(errors="replace") for fd in sinks}
+    stderr_tail = ""
+    outcome = None
+    result_open = True
+    while sinks or result_open:
+        wait = None if deadline is None else deadline - time.monotonic()
+        if wait is not None and wait <= 0:
+            # Out of time; a child that already sent its outcome merely lingers at exit.
+            return outcome, stderr_tail, result_open
+        watched = list(sinks) + ([res_r.fileno()] if result_open else [])
+        ready, _, _ = select.select(watched, [], [], wait)
+        for fd in ready:
+            if fd == res_r.fileno():
+                # EOF: the child ended without sending, it crashed or called os._exit.
+                with contextlib.suppress(EOFError):
+                    outcome = _pickler.loads(res_r.recv_bytes())
+                result_open = False
+                # Once the outcome is in, the child only has to exit: do not wait long for it.
+                deadline = time.monotonic() + _EXIT_GRACE_S
+                continue
+            data = os.read(fd, 65536)
+            text = decoders[fd].decode(data, final=not data)
+            if text:
+                sinks[fd].write(text)
+                sinks[fd].flush()
+                if fd == err_r.fileno():
+                    stderr_tail = (stderr_tail + text)[-_STDERR_TAIL:]
+            if not data:
+                del sinks[fd]
+        if not result_open and sinks and not child.is_alive():
+            # A grandchild may still hold the output pipes; the child itself is done.
+            break
+    return outcome, stderr_tail, False
+
+
+def _stop(child) -> None:
+    child.terminate()
+    child.join(_KILL_GRACE_S)
+    if child.is_alive():
+        child.kill()
+
+
+def _result(outcome, stderr_tail: str, timed_out: bool, exitcode: int | None, timeout):
+    if timed_out:
+        raise IsolatedFailure(
+            f"the isolated run did not finish within {timeout:g} s and was stopped",
+            _timeout_explanation(timeout),
+            exitcode=exitcode,
+            timed_out=True,
+        )
+    if outcome is None:
+        raise IsolatedFailure(
+            f"the isolated process ended without returning: {_describe_exit(exitcode)}",
+            _crash_explanation(exitcode, stderr_tail),
+            exitcode=exitcode,
+        )
+    kind, value = outcome
+    if kind == "ok":
+        return value
+    if kind == "unpicklable":
+        raise IsolatedFailure(
+            f"the function finished but its result could not be sent back ({value})",
+            Explanation(
+                key="result-not-picklable",
+                title="The result could not be sent back from the child process",
+                seen=value,
+                cause="Results travel between processes by pickling; this one cannot be pickled.",
+                fix="Return plain data (numbers, lists, dicts, CPU tensors) instead.",
+                lesson="",
+            ),
+            exitcode=exitcode,
+        )
+    raise IsolatedFailure(
+        f"the isolated run raised {value['summary']}",
+        value["explanation"],
+        exitcode=exitcode,
+        child_traceback=value["traceback"],
+    )
+
+
+def _describe_exit(exitcode: int | None) -> str:
+    if exitcode is not None and exitcode < 0:
+        try:
+            return f"killed by signal {signal.Signals(-exitcode).name}"
+        except ValueError:
+            return f"killed by signal {-exitcode}"
+    return f"exit status {exitcode}"
+
+
+def _crash_explanation(exitcode: int | None, stderr_tail: str) -> Explanation:
+    # A process killed by an uncaught C++ exception or by NCCL's watchdog prints the reason on
+    # stderr before it dies: explain that text when graphlab knows it.
+    from_output = explain(stderr_tail)
+    if from_output.matched:
+        return from_output
+    return Explanation(
+        key="child-crashed",
+        title="The demonstration's process died",
+        seen=_describe_exit(exitcode),
+        cause=(
+            "The child process ended without returning or raising: a crash in native code "
+            "(a segmentation fault, an abort in CUDA or NCCL) or an explicit os._exit(). Its "
+            "output above shows what it printed last."
+        ),
+        fix=(
+            "Your own Python session is unaffected. Read the child's last output above; run the "
+            "demonstration step by step, still isolated, to find the line that kills it."
+        ),
+        lesson="",
+    )
+
+
+def _timeout_explanation(timeout) -> Explanation:
+    return Explanation(
+        key="child-timeout",
+        title="The demonstration hung and was stopped",
+        seen=f"no result after {timeout:g} s",
+        cause=(
+            "The child process was still running at the time limit. With CUDA graphs this is "
+            "usually a wait that can never end: a collective that another rank never launches, "
+            "or a stream waiting on an event that is never recorded."
+        ),
+        fix=(
+            "Your own Python session is unaffected. Check that every rank runs the same "
+            "collectives in the same order, or give the demonstration a longer timeout if it "
+            "was merely slow."
+        ),
+        lesson="",
+    )
+
+
+def _show(explanation: Explanation) -> None:
+    """HTML in a notebook, text elsewhere."""
+    try:
+        from IPython import get_ipython
+        from IPython.display import display
+    except ImportError:
+        print(explanation)
+        return
+    if get_ipython() is None:
+        print(explanation)
+    else:
+        display(explanation)

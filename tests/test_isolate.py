@@ -1,0 +1,172 @@
+"""graphlab.isolated: a child process runs the demonstration; whatever it does, the parent goes on.
+
+The functions the children run are defined at module level so that the child can import them, as
+it would import a course module; one test ships a notebook-style function by value.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import signal
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from graphlab.explain import explain
+from graphlab.isolate import IsolatedFailure, demonstrate, isolated
+
+UNJOINED = "CUDA error: capturing stream has unjoined work"
+
+
+def add_and_talk(a, b):
+    print("child stdout line")
+    print("child stderr line", file=sys.stderr)
+    return {"sum": a + b, "pid": os.getpid()}
+
+
+def raise_unjoined():
+    print("about to fail")
+    raise RuntimeError(UNJOINED)
+
+
+def sleep_for_ever():
+    print("going to sleep", flush=True)
+    time.sleep(600)
+
+
+def exit_abruptly(code):
+    os._exit(code)
+
+
+def segfault():
+    ctypes.string_at(0)
+
+
+def abort_with_cuda_message():
+    # What a process shows when a C++ exception escapes (as in CUDA or NCCL teardown) and aborts.
+    os.write(2, b"terminate called after throwing an instance of 'c10::Error'\n")
+    os.write(2, f"  what():  {UNJOINED}\n".encode())
+    os.abort()
+
+
+def return_a_lock():
+    return threading.Lock()
+
+
+def print_then_wait_for(marker: str):
+    """Print, then wait until the parent has shown that line (it creates ``marker``)."""
+    print("first line", flush=True)
+    deadline = time.monotonic() + 20
+    while not Path(marker).exists():
+        if time.monotonic() > deadline:
+            raise TimeoutError("the parent never showed the first line while the child ran")
+        time.sleep(0.05)
+    return "seen live"
+
+
+def test_result_comes_back_and_output_is_forwarded(capsys):
+    result = isolated(add_and_talk, 2, 40)
+    assert result["sum"] == 42
+    assert result["pid"] != os.getpid()  # it really ran elsewhere
+    captured = capsys.readouterr()
+    assert captured.out == "child stdout line\n"
+    assert captured.err == "child stderr line\n"
+
+
+def test_output_arrives_while_the_child_runs(tmp_path, monkeypatch):
+    marker = tmp_path / "seen"
+
+    class Watcher:
+        """A stdout that creates the marker as soon as the child's first line reaches it."""
+
+        def write(self, text):
+            if "first line" in text:
+                marker.touch()
+            return len(text)
+
+        def flush(self):
+            pass
+
+    monkeypatch.setattr(sys, "stdout", Watcher())
+    assert isolated(print_then_wait_for, str(marker), timeout=60) == "seen live"
+
+
+def test_exception_is_explained(capsys):
+    with pytest.raises(IsolatedFailure) as info:
+        isolated(raise_unjoined)
+    failure = info.value
+    assert failure.explanation.key == "unjoined-fork"
+    assert not failure.timed_out
+    assert failure.exitcode == 0
+    assert "RuntimeError: CUDA error: capturing stream has unjoined work" in failure.child_traceback
+    assert "raise_unjoined" in failure.child_traceback
+    assert explain(failure) is failure.explanation
+    assert str(failure).startswith(
+        "the isolated run raised RuntimeError: CUDA error: capturing stream has unjoined work\n"
+        "A stream forked inside the capture was never joined back"
+    )
+    assert capsys.readouterr().out == "about to fail\n"
+
+
+def test_hang_is_killed_at_the_timeout():
+    start = time.monotonic()
+    with pytest.raises(IsolatedFailure) as info:
+        isolated(sleep_for_ever, timeout=1.5)
+    elapsed = time.monotonic() - start
+    assert info.value.timed_out
+    assert info.value.explanation.key == "child-timeout"
+    assert info.value.exitcode == -signal.SIGTERM
+    assert 1.5 <= elapsed < 5.0
+
+
+def test_os_exit_is_reported():
+    with pytest.raises(IsolatedFailure) as info:
+        isolated(exit_abruptly, 3)
+    assert info.value.exitcode == 3
+    assert info.value.explanation.key == "child-crashed"
+    assert "exit status 3" in str(info.value)
+
+
+def test_segfault_is_reported_with_the_child_stack(capsys):
+    with pytest.raises(IsolatedFailure) as info:
+        isolated(segfault)
+    assert info.value.exitcode == -signal.SIGSEGV
+    assert "killed by signal SIGSEGV" in str(info.value)
+    assert "Segmentation fault" in capsys.readouterr().err  # faulthandler, streamed
+
+
+def test_abort_is_explained_from_what_the_child_printed():
+    with pytest.raises(IsolatedFailure) as info:
+        isolated(abort_with_cuda_message)
+    assert info.value.exitcode == -signal.SIGABRT
+    assert info.value.explanation.key == "unjoined-fork"
+
+
+def test_unpicklable_result_is_reported():
+    with pytest.raises(IsolatedFailure) as info:
+        isolated(return_a_lock)
+    assert info.value.explanation.key == "result-not-picklable"
+
+
+def test_function_defined_in_a_notebook_is_sent_by_value():
+    namespace = {"__name__": "__main__"}
+    exec("def times_ten(x):\n    return x * 10\n", namespace)
+    assert namespace["times_ten"].__module__ == "__main__"
+    assert isolated(namespace["times_ten"], 4) == 40
+
+
+def test_demonstrate_shows_the_explanation_instead_of_raising(capsys):
+    failure = demonstrate(raise_unjoined)
+    assert isinstance(failure, IsolatedFailure)
+    out = capsys.readouterr().out
+    assert out.startswith("about to fail\nA stream forked inside the capture was never joined back")
+    assert "Lesson: 09_multi_stream" in out
+
+
+def test_demonstrate_passes_results_through(capsys):
+    assert demonstrate(add_and_talk, 1, 1)["sum"] == 2
+    assert "add_and_talk finished without an error." in capsys.readouterr().out
