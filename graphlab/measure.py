@@ -1,0 +1,594 @@
+"""Honest timings of eager PyTorch against CUDA graph replay, on a real GPU.
+
+:func:`compare` answers "is the captured version faster, by how much, and after how many
+iterations has the capture paid for itself?" :func:`cumulative_totals` measures that last question
+directly: the total time of N eager iterations against capture plus N replays.
+
+The method is the one lesson 06 teaches (and the seed Q&A's question 10 asks for):
+
+- **Warm up before capture, on a side stream.** ``torch.cuda.graph`` documents this requirement:
+  lazy initialisation (cuBLAS handles and workspaces, allocator blocks, autotuning) must happen
+  before capture, where it is either illegal or would be frozen into the graph.
+- **Time capture and the first replay on their own.** They are one-off costs; mixing them into the
+  steady state would hide both the cost and the gain.
+- **Steady state with CUDA events around a loop of iterations**, after a synchronize so that the
+  loop starts on an idle GPU, and reading the events only after the GPU has passed the end event.
+  No synchronize between iterations: a baseline that syncs every kernel or every step makes eager
+  look worse than it is.
+- **End to end with the host clock**: per iteration including what a real loop pays. The replay
+  copies fresh inputs into the graph's static input buffers and clones its outputs (the next
+  replay overwrites them); eager gets the same fresh inputs. Same inputs, precision and batch.
+- **Many repeats**, reported as the median with the 10th and 90th percentile.
+- **Never from a profiled run**: the profiler roughly doubles eager launch cost on the H200. With
+  ``profile=True`` the timelines come from a separate profiled run made after the timing.
+
+Both functions need a CUDA GPU. Elsewhere they raise :class:`~graphlab.errors.NeedsGPUError`
+pointing at the recordings made on a real GPU (``graphlab recordings``, ``graphlab.recording``).
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from .errors import CaptureError, GraphlabError, NeedsGPUError
+
+if TYPE_CHECKING:
+    import torch
+
+    from .timeline import Timeline
+
+__all__ = [
+    "BREAK_EVEN_COUNTS",
+    "Captured",
+    "Comparison",
+    "CumulativeTotals",
+    "break_even",
+    "capture",
+    "compare",
+    "cumulative_totals",
+    "profile_timelines",
+    "require_gpu",
+    "spread",
+]
+
+# How many distinct sets of "fresh" inputs the end-to-end loops cycle through: each iteration
+# consumes tensors other than the graph's static buffers, as a real loop would.
+FRESH_INPUT_SETS = 4
+
+# Iteration counts at which cumulative_totals reads the clock by default.
+BREAK_EVEN_COUNTS = (1, 2, 5, 10, 20, 50, 100, 200, 500, 1000)
+
+
+def require_gpu(what: str) -> None:
+    """Raise :class:`NeedsGPUError` unless torch sees a CUDA device; ``what`` names the caller."""
+    import torch
+
+    if not torch.cuda.is_available():
+        raise NeedsGPUError(
+            f"{what} measures real GPU time, and torch sees no CUDA device on this machine. "
+            "Timings recorded on a real GPU ship with graphlab: list them with "
+            "`graphlab recordings` (or graphlab.recordings()) and load one with "
+            "graphlab.recording(name)."
+        )
+
+
+def break_even(capture_us: float, eager_us: float, replay_us: float) -> float | None:
+    """N* = capture / (eager − replay): iterations after which capturing has paid for itself.
+
+    ``eager_us`` and ``replay_us`` must be measured over the same scope (end to end, with the
+    input copies each needs). None when replay is not faster: then the graph never pays.
+    """
+    saved = eager_us - replay_us
+    return capture_us / saved if saved > 0 else None
+
+
+def spread(samples: Sequence[float]) -> tuple[float, float, float]:
+    """(median, 10th percentile, 90th percentile) of ``samples``, by linear interpolation."""
+    p10, p50, p90 = np.percentile(np.asarray(samples, dtype=float), [10, 50, 90])
+    return float(p50), float(p10), float(p90)
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """What :func:`compare` measured; every time is in microseconds.
+
+    ``eager_us`` and ``replay_us`` are per iteration (median over repeats, GPU time between CUDA
+    events); the ``*_spread_us`` pairs are their [10th, 90th] percentiles. The end-to-end figures
+    are per iteration on the host clock, including input copies and output clones for the replay.
+    ``break_even`` is N* = capture / (eager end to end − replay end to end), None when replay is
+    not faster. ``timelines`` holds profiled ``Timeline`` s ("eager", "graph") when asked for.
+    """
+
+    capture_us: float
+    first_replay_us: float
+    eager_us: float
+    replay_us: float
+    eager_end_to_end_us: float
+    replay_end_to_end_us: float
+    eager_spread_us: tuple[float, float]
+    replay_spread_us: tuple[float, float]
+    repeats: int
+    iterations: int
+    break_even: float | None
+    timelines: Mapping[str, Timeline] | None = field(default=None, compare=False, repr=False)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON form stored as a recording's ``"timings"`` (timelines are stored apart)."""
+        return {
+            "capture_us": self.capture_us,
+            "first_replay_us": self.first_replay_us,
+            "eager_us": self.eager_us,
+            "replay_us": self.replay_us,
+            "eager_end_to_end_us": self.eager_end_to_end_us,
+            "replay_end_to_end_us": self.replay_end_to_end_us,
+            "eager_spread_us": list(self.eager_spread_us),
+            "replay_spread_us": list(self.replay_spread_us),
+            "repeats": self.repeats,
+            "iterations": self.iterations,
+            "break_even": self.break_even,
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Comparison:
+        """Rebuild from :meth:`to_dict`'s output (for example a recording's ``timings``)."""
+        return cls(
+            capture_us=float(data["capture_us"]),
+            first_replay_us=float(data["first_replay_us"]),
+            eager_us=float(data["eager_us"]),
+            replay_us=float(data["replay_us"]),
+            eager_end_to_end_us=float(data["eager_end_to_end_us"]),
+            replay_end_to_end_us=float(data["replay_end_to_end_us"]),
+            eager_spread_us=_pair(data["eager_spread_us"]),
+            replay_spread_us=_pair(data["replay_spread_us"]),
+            repeats=int(data["repeats"]),
+            iterations=int(data["iterations"]),
+            break_even=None if data["break_even"] is None else float(data["break_even"]),
+        )
+
+    def __str__(self) -> str:
+        def row(label: str, us: float, note: str = "") -> str:
+            return f"  {label:<20}{us:>12,.1f} µs{note}"
+
+        def bracket(pair: tuple[float, float]) -> str:
+            return f"  [{pair[0]:,.1f}, {pair[1]:,.1f}]"
+
+        if self.break_even is None:
+            verdict = "  break-even          never: replay is not faster end to end"
+        else:
+            verdict = (
+                f"  break-even          N* = {self.break_even:,.1f} iterations "
+                "(capture / saving per iteration, end to end)"
+            )
+        return "\n".join(
+            [
+                f"eager vs CUDA graph replay, per iteration: median of {self.repeats} repeats "
+                f"x {self.iterations} iterations [p10, p90]",
+                row("eager", self.eager_us, bracket(self.eager_spread_us)),
+                row("replay", self.replay_us, bracket(self.replay_spread_us)),
+                row("end to end, eager", self.eager_end_to_end_us, "  (fresh inputs)"),
+                row(
+                    "end to end, replay",
+                    self.replay_end_to_end_us,
+                    "  (inputs copied in, outputs cloned)",
+                ),
+                row("capture", self.capture_us, "  (once)"),
+                row("first replay", self.first_replay_us, "  (once)"),
+                verdict,
+            ]
+        )
+
+
+@dataclass(frozen=True)
+class CumulativeTotals:
+    """Measured totals, in µs, of N eager iterations and of capture + N replays.
+
+    ``eager_us[i]`` and ``graph_us[i]`` belong to ``counts[i]``; each is the median over
+    ``repeats`` runs. The graph total includes the capture and, per replay, copying fresh inputs
+    in and cloning the outputs.
+    """
+
+    counts: tuple[int, ...]
+    eager_us: tuple[float, ...]
+    graph_us: tuple[float, ...]
+    repeats: int
+
+    @property
+    def crossing(self) -> int | None:
+        """The smallest measured N at which the graph's total is no longer than eager's, or None."""
+        for n, eager, graph in zip(self.counts, self.eager_us, self.graph_us, strict=True):
+            if graph <= eager:
+                return n
+        return None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "counts": list(self.counts),
+            "eager_total_us": list(self.eager_us),
+            "graph_total_us": list(self.graph_us),
+            "repeats": self.repeats,
+            "crossing": self.crossing,
+        }
+
+
+@dataclass(frozen=True)
+class Captured:
+    """A step captured into a CUDA graph, ready to run both ways; made by :func:`capture`.
+
+    ``static`` holds the graph's input buffers (clones of the inputs given to :func:`capture`):
+    a replay always reads these addresses. ``outputs`` are the tensors every replay overwrites.
+    ``capture_us`` is what the capture cost on the host clock.
+    """
+
+    fn: Callable[..., Any]
+    static: tuple[torch.Tensor, ...]
+    graph: torch.cuda.CUDAGraph
+    outputs: Any
+    capture_us: float
+
+    def eager(self, i: int = 0) -> Any:
+        """Run ``fn`` eagerly on the static buffers (``i``, an iteration index, is ignored)."""
+        return self.fn(*self.static)
+
+    def replay(self, i: int = 0) -> None:
+        """Replay the graph once (``i`` is ignored)."""
+        self.graph.replay()
+
+    def replay_with(self, inputs: Sequence[torch.Tensor]) -> Any:
+        """Copy ``inputs`` into the static buffers, replay, and return clones of the outputs."""
+        if len(inputs) != len(self.static):
+            raise GraphlabError(
+                f"the graph was captured with {len(self.static)} inputs, not {len(inputs)}: "
+                "pass one new tensor per captured input, in the same order"
+            )
+        for buffer, new in zip(self.static, inputs, strict=True):
+            buffer.copy_(new)
+        self.graph.replay()
+        return _clone_outputs(self.outputs)
+
+
+def capture(fn: Callable[..., Any], *inputs: torch.Tensor, warmup: int = 3) -> Captured:
+    """Warm ``fn`` up on a side stream, then capture ``fn(*static)`` on that stream.
+
+    ``inputs`` are CUDA tensors; the graph gets clones of them as its static buffers.
+    Raises NeedsGPUError without a GPU and CaptureError when ``fn`` cannot be captured.
+    """
+    require_gpu("graphlab.measure.capture")
+    import torch
+
+    _check_count("warmup", warmup)
+    _check_inputs(inputs)
+    static = tuple(x.clone() for x in inputs)
+    stream = torch.cuda.Stream()
+    _warm_up(fn, static, stream, warmup)
+    graph, outputs, capture_us = _capture(fn, static, stream)
+    return Captured(fn, static, graph, outputs, capture_us)
+
+
+def profile_timelines(captured: Captured, iterations: int = 2) -> dict[str, Timeline]:
+    """Profiled timelines of ``iterations`` eager calls and of as many replays.
+
+    Returns ``{"eager": Timeline, "graph": Timeline}``. Never time from these: the profiler slows
+    the host's launches down (it roughly doubles eager launch cost on the H200).
+    """
+    _check_count("iterations", iterations)
+    timelines = {
+        "eager": _profiled_timeline(captured.eager, iterations),
+        "graph": _profiled_timeline(captured.replay, iterations),
+    }
+    for mode, timeline in timelines.items():
+        if not timeline.is_gpu.any():
+            raise GraphlabError(
+                f"the profiler recorded no GPU work for the {mode} run: CUPTI's activity "
+                "tracing did not deliver kernel events in this process. Profile in a fresh "
+                "process, before any other profiling session."
+            )
+    return timelines
+
+
+def compare(
+    fn: Callable[..., Any],
+    *inputs: torch.Tensor,
+    warmup: int = 3,
+    repeats: int = 20,
+    iterations: int = 10,
+    profile: bool = False,
+    profile_iterations: int = 2,
+) -> Comparison:
+    """Time ``fn(*inputs)`` eagerly and as a captured CUDA graph; see the module docstring.
+
+    Args:
+        fn: the step to capture; it must be capturable (no host syncs, no CPU tensors, no
+            data-dependent shapes).
+        inputs: CUDA tensors. The graph reads clones of them (its static buffers); they are not
+            modified.
+        warmup: eager runs on a side stream before capture (at least 1).
+        repeats: timed repeats of each loop; the result is their median and spread.
+        iterations: calls per timed loop (more for short steps, fewer for long ones).
+        profile: also record an eager and a graph :class:`~graphlab.timeline.Timeline` in a
+            separate profiled run, in ``result.timelines``. Timings never come from it.
+        profile_iterations: iterations kept in each profiled timeline.
+
+    Raises:
+        NeedsGPUError: no CUDA device (use the recordings instead).
+        CaptureError: ``fn`` could not be captured; the message carries CUDA's reason.
+    """
+    require_gpu("graphlab.compare")
+    import torch
+
+    for what, value in [
+        ("repeats", repeats),
+        ("iterations", iterations),
+        ("profile_iterations", profile_iterations),
+    ]:
+        _check_count(what, value)
+    captured = capture(fn, *inputs, warmup=warmup)
+    fresh = [tuple(x.clone() for x in inputs) for _ in range(FRESH_INPUT_SETS)]
+    first_replay_us = _event_time_us(captured.replay, 1)
+
+    def eager_end_to_end(i: int) -> Any:
+        return fn(*fresh[i % FRESH_INPUT_SETS])
+
+    def replay_end_to_end(i: int) -> Any:
+        return captured.replay_with(fresh[i % FRESH_INPUT_SETS])
+
+    # Capture empties the allocator's cache (torch.cuda.graph does so on entry), so run every
+    # loop body once, untimed, before the timed repeats.
+    for step in (captured.eager, captured.replay, eager_end_to_end, replay_end_to_end):
+        step(0)
+    torch.cuda.synchronize()
+
+    # Repeats interleave the four loops so that clock or thermal drift affects all of them alike.
+    samples: dict[str, list[float]] = {"eager": [], "replay": [], "eager_e2e": [], "replay_e2e": []}
+    for _ in range(repeats):
+        samples["eager"].append(_event_time_us(captured.eager, iterations))
+        samples["replay"].append(_event_time_us(captured.replay, iterations))
+        samples["eager_e2e"].append(_host_time_us(eager_end_to_end, iterations))
+        samples["replay_e2e"].append(_host_time_us(replay_end_to_end, iterations))
+
+    timelines = profile_timelines(captured, profile_iterations) if profile else None
+    eager_us, eager_p10, eager_p90 = spread(samples["eager"])
+    replay_us, replay_p10, replay_p90 = spread(samples["replay"])
+    eager_e2e_us = spread(samples["eager_e2e"])[0]
+    replay_e2e_us = spread(samples["replay_e2e"])[0]
+    return Comparison(
+        capture_us=captured.capture_us,
+        first_replay_us=first_replay_us,
+        eager_us=eager_us,
+        replay_us=replay_us,
+        eager_end_to_end_us=eager_e2e_us,
+        replay_end_to_end_us=replay_e2e_us,
+        eager_spread_us=(eager_p10, eager_p90),
+        replay_spread_us=(replay_p10, replay_p90),
+        repeats=repeats,
+        iterations=iterations,
+        break_even=break_even(captured.capture_us, eager_e2e_us, replay_e2e_us),
+        timelines=timelines,
+    )
+
+
+def cumulative_totals(
+    fn: Callable[..., Any],
+    *inputs: torch.Tensor,
+    counts: Sequence[int] = BREAK_EVEN_COUNTS,
+    repeats: int = 3,
+    warmup: int = 3,
+) -> CumulativeTotals:
+    """Measure, for each N in ``counts``, N eager iterations against capture + N replays.
+
+    One run per mode goes up to ``max(counts)`` iterations and reads the host clock, after a
+    synchronize, each time it reaches a count: so the totals are cumulative, as a real loop's
+    are. The graph run's clock starts before capture; each replay copies fresh inputs into the
+    static buffers and clones the outputs; eager gets the same fresh inputs. Both modes start
+    from a process that has already run ``fn`` (the warm-up), so lazy initialisation counts for
+    neither. This is the measured counterpart of the model N* = C / (t_eager − t_replay).
+    """
+    require_gpu("graphlab.measure.cumulative_totals")
+    import torch
+
+    counts = tuple(counts)
+    if not counts or any(isinstance(n, bool) or not isinstance(n, int) or n < 1 for n in counts):
+        raise GraphlabError(f"counts must be positive whole numbers, not {counts!r}")
+    if list(counts) != sorted(set(counts)):
+        raise GraphlabError(f"counts must be strictly increasing, not {counts!r}")
+    _check_count("repeats", repeats)
+    _check_count("warmup", warmup)
+    _check_inputs(inputs)
+
+    static = tuple(x.clone() for x in inputs)
+    fresh = [tuple(x.clone() for x in inputs) for _ in range(FRESH_INPUT_SETS)]
+    side = torch.cuda.Stream()
+    _warm_up(fn, static, side, warmup)
+
+    eager_runs, graph_runs = [], []
+    for _ in range(repeats):
+        eager_runs.append(_eager_totals(fn, fresh, counts))
+        graph_runs.append(_graph_totals(fn, static, fresh, side, counts))
+    return CumulativeTotals(
+        counts=counts,
+        eager_us=tuple(float(v) for v in np.median(eager_runs, axis=0)),
+        graph_us=tuple(float(v) for v in np.median(graph_runs, axis=0)),
+        repeats=repeats,
+    )
+
+
+# --------------------------------------------------------------------------------- internals
+
+
+def _pair(values: Sequence[float]) -> tuple[float, float]:
+    low, high = values
+    return float(low), float(high)
+
+
+def _check_count(what: str, value: int) -> None:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise GraphlabError(f"{what} must be a whole number of at least 1, not {value!r}")
+
+
+def _check_inputs(inputs: Sequence[Any]) -> None:
+    import torch
+
+    for position, x in enumerate(inputs):
+        if not isinstance(x, torch.Tensor):
+            raise GraphlabError(
+                f"input {position} is a {type(x).__name__}, not a tensor: pass tensors as inputs "
+                "and close over other values in fn (a graph freezes them at capture anyway)"
+            )
+        if x.device.type != "cuda":
+            raise GraphlabError(
+                f"input {position} is on {x.device}, not on the GPU: move it with x.cuda() "
+                "(a CUDA graph can only read GPU memory)"
+            )
+
+
+def _clone_outputs(out: Any) -> Any:
+    """Clone every tensor in ``out`` (a tensor, or tuples/lists/dicts of them)."""
+    import torch
+
+    if isinstance(out, torch.Tensor):
+        return out.clone()
+    if isinstance(out, (tuple, list)):
+        return type(out)(_clone_outputs(o) for o in out)
+    if isinstance(out, dict):
+        return {key: _clone_outputs(value) for key, value in out.items()}
+    return out
+
+
+def _warm_up(fn: Callable[..., Any], inputs: tuple, stream: torch.cuda.Stream, times: int) -> None:
+    """Run ``fn`` ``times`` times on ``stream``, the stream that will capture it.
+
+    torch.cuda.graph requires warm-up iterations on a side stream before capture: lazy
+    initialisation (cuBLAS handles and workspaces, allocator blocks, autotuning) must not
+    happen inside the capture. Warming up on the capture stream itself also covers per-stream
+    state such as cuBLAS workspaces.
+    """
+    import torch
+
+    stream.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(stream):
+        for _ in range(times):
+            fn(*inputs)
+    torch.cuda.current_stream().wait_stream(stream)
+    torch.cuda.synchronize()
+
+
+def _capture(
+    fn: Callable[..., Any], static: tuple, stream: torch.cuda.Stream
+) -> tuple[torch.cuda.CUDAGraph, Any, float]:
+    """Capture ``fn(*static)``; return the graph, its output tensors and the capture time in µs.
+
+    The host clock runs from an idle GPU to the end of ``torch.cuda.graph`` (which empties the
+    allocator cache, captures and instantiates) plus a synchronize: what a user's loop pays.
+    """
+    import torch
+
+    graph = torch.cuda.CUDAGraph()
+    torch.cuda.synchronize()
+    start = time.perf_counter_ns()
+    try:
+        with torch.cuda.graph(graph, stream=stream):
+            out = fn(*static)
+    except RuntimeError as exc:
+        found = re.search(r"cudaError\w+", str(exc))
+        raise CaptureError(
+            f"fn could not be captured into a CUDA graph: {exc}. Remove host syncs (.item(), "
+            "print of a GPU value, .cpu()), CPU tensors and data-dependent shapes from fn.",
+            cuda_error=found.group(0) if found else None,
+        ) from exc
+    torch.cuda.synchronize()
+    return graph, out, (time.perf_counter_ns() - start) / 1e3
+
+
+def _event_time_us(step: Callable[[int], Any], iterations: int) -> float:
+    """GPU time per iteration of ``step(0..iterations-1)``, between two CUDA events, in µs."""
+    import torch
+
+    start = torch.cuda.Event(enable_timing=True)
+    end = torch.cuda.Event(enable_timing=True)
+    # Start on an idle GPU: queued earlier work would let the loop's launches hide behind it.
+    torch.cuda.synchronize()
+    start.record()
+    for i in range(iterations):
+        step(i)
+    end.record()
+    # elapsed_time is valid only once the GPU has reached the end event.
+    end.synchronize()
+    return start.elapsed_time(end) * 1e3 / iterations
+
+
+def _host_time_us(step: Callable[[int], Any], iterations: int) -> float:
+    """Host-clock time per iteration from an idle GPU until all the loop's work has finished."""
+    import torch
+
+    torch.cuda.synchronize()
+    start = time.perf_counter_ns()
+    for i in range(iterations):
+        step(i)
+    torch.cuda.synchronize()
+    return (time.perf_counter_ns() - start) / 1e3 / iterations
+
+
+def _eager_totals(fn: Callable[..., Any], fresh: list[tuple], counts: tuple[int, ...]) -> list:
+    """Cumulative host-clock µs of eager iterations, read at each of ``counts``."""
+    import torch
+
+    # One untimed call on this stream, so the allocator already holds its blocks here.
+    fn(*fresh[0])
+    torch.cuda.synchronize()
+    totals: list[float] = []
+    start = time.perf_counter_ns()
+    for i in range(1, counts[-1] + 1):
+        fn(*fresh[i % FRESH_INPUT_SETS])
+        if i == counts[len(totals)]:
+            torch.cuda.synchronize()
+            totals.append((time.perf_counter_ns() - start) / 1e3)
+    return totals
+
+
+def _graph_totals(
+    fn: Callable[..., Any],
+    static: tuple,
+    fresh: list[tuple],
+    stream: torch.cuda.Stream,
+    counts: tuple[int, ...],
+) -> list:
+    """Cumulative host-clock µs of capture + replays (with input copies and output clones)."""
+    import torch
+
+    torch.cuda.synchronize()
+    totals: list[float] = []
+    start = time.perf_counter_ns()
+    captured = Captured(fn, static, *_capture(fn, static, stream))
+    for i in range(1, counts[-1] + 1):
+        captured.replay_with(fresh[i % FRESH_INPUT_SETS])
+        if i == counts[len(totals)]:
+            torch.cuda.synchronize()
+            totals.append((time.perf_counter_ns() - start) / 1e3)
+    return totals
+
+
+def _profiled_timeline(step: Callable[[int], Any], iterations: int) -> Timeline:
+    """A Timeline of ``iterations`` calls of ``step`` under torch.profiler (CPU + CUDA).
+
+    A profiler schedule runs one discarded step first, so the profiler is fully started before
+    the kept steps. Each step ends with a synchronize, so its GPU work lies inside its window.
+    """
+    import torch
+    from torch.profiler import ProfilerActivity, schedule
+    from torch.profiler import profile as profiler
+
+    from .timeline import Timeline
+
+    plan = schedule(wait=0, warmup=1, active=iterations, repeat=1)
+    torch.cuda.synchronize()
+    with profiler(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA], schedule=plan) as prof:
+        for i in range(1 + iterations):
+            step(i)
+            torch.cuda.synchronize()
+            prof.step()
+    return Timeline.from_chrome_trace(prof)

@@ -1,0 +1,313 @@
+"""The timing experiments that ``graphlab record`` runs on a GPU, and the files it writes.
+
+Each experiment writes one recording, ``<name>.json`` (format: :mod:`graphlab.recordings`), with
+the machine's provenance in ``meta`` (GPU, driver, torch, CUDA, Python, UTC date, graphlab version,
+the command line) and a profiled eager and graph timeline of two iterations. Timings and timelines
+come from separate runs: timings are never taken under the profiler.
+
+Experiments
+-----------
+``chain_<kernels>_k<numel>`` (``experiment.kind == "chain"``)
+    :func:`graphlab.workloads.chain`: 10, 100 and 1000 elementwise kernels on 4 Ki, 256 Ki and
+    16 Mi float32 elements. The smallest tensors make every kernel launch-bound (about a
+    microsecond of GPU work per launch); 16 Mi floats (64 MiB read and 64 MiB written per kernel)
+    keep the GPU busy for longer than a launch takes, so there the graph has little to save.
+    ``timings`` is :meth:`graphlab.measure.Comparison.to_dict`. ``experiment`` holds the workload
+    description plus ``warmup``, ``repeats``, ``iterations`` and ``profile_iterations``.
+
+``break_even_<workload>`` (``experiment.kind == "break_even"``)
+    A few workloads of different kernel counts and sizes (chains, and a small MLP). ``timings``
+    holds the :class:`~graphlab.measure.Comparison` (capture C, end-to-end t_e and t_r, and the
+    model's N* = C / (t_e − t_r) as ``break_even``) plus ``timings["cumulative"]``, the measured
+    totals from :func:`graphlab.measure.cumulative_totals`: ``counts`` (N), ``eager_total_us``
+    (N eager iterations), ``graph_total_us`` (capture + N replays with input copies and output
+    clones), ``repeats`` (medians over that many runs) and ``crossing`` (the smallest measured N
+    whose graph total is no longer than the eager one, or null). ``experiment.workload`` is the
+    workload's description. Lesson 06 and the simulator compare the model with the crossing.
+
+Settings: ``--quick`` runs a few small experiments with fewer repeats (for tests of the machinery);
+its files say ``"quick": true`` in ``experiment`` and are not meant for the bundled folder.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import shutil
+import subprocess
+import tempfile
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from . import workloads
+from .measure import (
+    BREAK_EVEN_COUNTS,
+    capture,
+    compare,
+    cumulative_totals,
+    profile_timelines,
+    require_gpu,
+)
+from .recordings import RECORDINGS_DIR, SCHEMA, check_recording
+from .workloads import Workload
+
+__all__ = [
+    "Experiment",
+    "experiments",
+    "machine_meta",
+    "measure_experiment",
+    "record",
+    "write_recording",
+]
+
+CHAIN_KERNELS = (10, 100, 1000)
+CHAIN_SIZES = (4096, 262_144, 16_777_216)
+
+
+@dataclass(frozen=True)
+class Experiment:
+    """One recording to make: a workload builder and how hard to measure it.
+
+    ``counts`` is None for a plain eager-vs-replay comparison; for a break-even experiment it is
+    the iteration counts N at which cumulative totals are read.
+    """
+
+    name: str
+    kind: str
+    build: Callable[[], Workload]
+    iterations: int
+    repeats: int = 20
+    warmup: int = 3
+    profile_iterations: int = 2
+    counts: tuple[int, ...] | None = None
+    cumulative_repeats: int = 3
+    quick: bool = False
+
+
+def _iterations(kernels: int) -> int:
+    """Calls per timed loop: about 2000 kernels per loop, so every loop lasts milliseconds."""
+    return max(2, min(200, 2000 // kernels))
+
+
+def experiments(quick: bool = False) -> list[Experiment]:
+    """The experiments ``graphlab record`` runs, in order (``quick``: a small, fast subset)."""
+    if quick:
+        return [
+            Experiment(
+                name=f"chain_{kernels}_k4096",
+                kind="chain",
+                build=lambda kernels=kernels: workloads.chain(kernels, 4096, device="cuda"),
+                iterations=_iterations(kernels),
+                repeats=3,
+                quick=True,
+            )
+            for kernels in (10, 100)
+        ] + [
+            Experiment(
+                name="break_even_chain_10_k4096",
+                kind="break_even",
+                build=lambda: workloads.chain(10, 4096, device="cuda"),
+                iterations=_iterations(10),
+                repeats=3,
+                counts=(1, 2, 5, 10, 20),
+                cumulative_repeats=1,
+                quick=True,
+            )
+        ]
+
+    chains = [
+        Experiment(
+            name=f"chain_{kernels}_k{numel}",
+            kind="chain",
+            build=lambda kernels=kernels, numel=numel: workloads.chain(
+                kernels, numel, device="cuda"
+            ),
+            iterations=_iterations(kernels),
+        )
+        for kernels in CHAIN_KERNELS
+        for numel in CHAIN_SIZES
+    ]
+    # Break-even workloads: launch-bound chains short and long, a GPU-bound chain where the graph
+    # saves almost nothing per iteration, and a small MLP. The 1000-kernel chain stops at 200
+    # iterations: its break-even lies at a few iterations and each eager iteration costs ms.
+    break_even = [
+        ("chain_10_k4096", lambda: workloads.chain(10, 4096, device="cuda"), 10, BREAK_EVEN_COUNTS),
+        (
+            "chain_100_k262144",
+            lambda: workloads.chain(100, 262_144, device="cuda"),
+            100,
+            BREAK_EVEN_COUNTS,
+        ),
+        (
+            "chain_1000_k4096",
+            lambda: workloads.chain(1000, 4096, device="cuda"),
+            1000,
+            BREAK_EVEN_COUNTS[:8],
+        ),
+        (
+            "chain_20_k16777216",
+            lambda: workloads.chain(20, 16_777_216, device="cuda"),
+            20,
+            BREAK_EVEN_COUNTS,
+        ),
+        ("mlp_l16_w64_b4", lambda: workloads.mlp(16, 64, 4, device="cuda"), 32, BREAK_EVEN_COUNTS),
+    ]
+    return chains + [
+        Experiment(
+            name=f"break_even_{name}",
+            kind="break_even",
+            build=build,
+            iterations=_iterations(kernels),
+            counts=counts,
+        )
+        for name, build, kernels, counts in break_even
+    ]
+
+
+def machine_meta(command: str) -> dict[str, str]:
+    """Provenance of a recording made now on this machine's first GPU."""
+    import torch
+
+    import graphlab
+
+    return {
+        "gpu": torch.cuda.get_device_name(0),
+        "driver": _driver_version(),
+        "torch": torch.__version__,
+        "cuda": str(torch.version.cuda),
+        "python": platform.python_version(),
+        "date": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "graphlab": graphlab.__version__,
+        "command": command,
+    }
+
+
+def _driver_version() -> str:
+    """The NVIDIA driver version from nvidia-smi (torch does not expose it)."""
+    smi = shutil.which("nvidia-smi")
+    if smi is None:
+        return "unknown (nvidia-smi not found)"
+    try:
+        result = subprocess.run(
+            [smi, "--query-gpu=driver_version", "--format=csv,noheader", "--id=0"],
+            capture_output=True,
+            text=True,
+            timeout=20,
+            check=True,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return "unknown (nvidia-smi failed)"
+    return result.stdout.strip() or "unknown (nvidia-smi printed nothing)"
+
+
+def measure_experiment(experiment: Experiment) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Time one experiment (no profiler involved); return its ``experiment`` and ``timings``."""
+    workload = experiment.build()
+    comparison = compare(
+        workload.fn,
+        *workload.inputs,
+        warmup=experiment.warmup,
+        repeats=experiment.repeats,
+        iterations=experiment.iterations,
+    )
+    timings = comparison.to_dict()
+    settings = {
+        "warmup": experiment.warmup,
+        "repeats": experiment.repeats,
+        "iterations": experiment.iterations,
+        "profile_iterations": experiment.profile_iterations,
+        "quick": experiment.quick,
+    }
+    if experiment.counts is None:
+        return {**workload.description, **settings}, timings
+    totals = cumulative_totals(
+        workload.fn,
+        *workload.inputs,
+        counts=experiment.counts,
+        repeats=experiment.cumulative_repeats,
+        warmup=experiment.warmup,
+    )
+    timings["cumulative"] = totals.to_dict()
+    return {"kind": "break_even", "workload": workload.description, **settings}, timings
+
+
+def write_recording(data: Mapping[str, Any], directory: str | os.PathLike) -> Path:
+    """Check ``data`` and write it to ``directory/<name>.json`` atomically (temp file + rename).
+
+    A reader never sees a half-written file, and a failed write leaves the old file in place.
+    """
+    check_recording(data, where=f"recording {data.get('name')!r}")
+    folder = Path(directory)
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"{data['name']}.json"
+    text = json.dumps(data, separators=(",", ":"), allow_nan=False)
+    handle, temp = tempfile.mkstemp(dir=folder, prefix=f".{data['name']}.", suffix=".tmp")
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8") as out:
+            out.write(text)
+            out.write("\n")
+        # mkstemp makes the file private (0600); a recording is meant to be read by anyone.
+        os.chmod(temp, 0o644)
+        os.replace(temp, path)
+    except BaseException:
+        Path(temp).unlink(missing_ok=True)
+        raise
+    return path
+
+
+def record(
+    out_dir: str | os.PathLike | None = None,
+    quick: bool = False,
+    command: str = "graphlab record",
+) -> list[Path]:
+    """Run every experiment on this machine's GPU and write one recording per experiment.
+
+    ``out_dir`` defaults to the package's bundled folder
+    (:data:`graphlab.recordings.RECORDINGS_DIR`). Returns the written paths. Raises
+    NeedsGPUError on a machine without CUDA.
+
+    Three phases, in this order on purpose:
+
+    1. time every experiment, in a process that has never run the profiler (the profiler slows
+       launches down, and CUPTI may stay attached after a session);
+    2. capture one graph per experiment, still before any profiling session: with some CUPTI
+       versions a profiling session before a capture leaves later graph kernels untraced;
+    3. profile each experiment's eager run and replay, then write its recording.
+    """
+    require_gpu("graphlab record")
+    from tqdm.auto import tqdm
+
+    folder = Path(out_dir) if out_dir is not None else RECORDINGS_DIR
+    meta = machine_meta(command)
+    plan = experiments(quick)
+    with tqdm(total=3 * len(plan), desc="graphlab record", unit="step") as progress:
+        measured = []
+        for experiment in plan:
+            progress.set_postfix_str(f"timing {experiment.name}")
+            measured.append(measure_experiment(experiment))
+            progress.update()
+        captured = []
+        for experiment in plan:
+            progress.set_postfix_str(f"capturing {experiment.name}")
+            workload = experiment.build()
+            captured.append(capture(workload.fn, *workload.inputs, warmup=experiment.warmup))
+            progress.update()
+        written = []
+        for experiment, (description, timings), graph in zip(plan, measured, captured, strict=True):
+            progress.set_postfix_str(f"profiling {experiment.name}")
+            timelines = profile_timelines(graph, experiment.profile_iterations)
+            data = {
+                "schema": SCHEMA,
+                "name": experiment.name,
+                "meta": meta,
+                "experiment": description,
+                "timings": timings,
+                "timelines": {mode: timeline.to_dict() for mode, timeline in timelines.items()},
+            }
+            written.append(write_recording(data, folder))
+            progress.update()
+    return written
