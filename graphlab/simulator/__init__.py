@@ -1,0 +1,34 @@
+"""A discrete-event simulator of a host thread launching GPU work, calibrated to real recordings.
+
+Ask "what if my kernels were longer, my launches cheaper, my loop synced every step?" and get a
+:class:`graphlab.Timeline`, the same kind of table a profiler gives, so the same gap analysis,
+widgets and CLI work on it::
+
+    from graphlab.simulator import calibrated, chain, eager, graph, simulate
+    params = calibrated()                      # fitted to the bundled H200 recordings
+    step = chain(1000, kernel_us=1.0)
+    eager_tl = simulate(eager(step, params))
+    graph_tl = simulate(graph(step, params))
+"""
+
+from .breakeven import breakeven, cumulative_totals
+from .model import Program, Schedule, schedule, simulate
+from .params import SimParams, calibrated
+from .workloads import Step, chain, eager, fork_join, graph, model_step
+
+__all__ = [
+    "Program",
+    "Schedule",
+    "SimParams",
+    "Step",
+    "breakeven",
+    "calibrated",
+    "chain",
+    "cumulative_totals",
+    "eager",
+    "fork_join",
+    "graph",
+    "model_step",
+    "schedule",
+    "simulate",
+]

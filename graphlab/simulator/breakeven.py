@@ -1,0 +1,118 @@
+"""When does a CUDA Graph pay for itself?
+
+Capturing costs ``C`` once; after that each step costs ``t_r`` (replay) instead of ``t_e``
+(eager). Over ``N`` steps the totals are ``N * t_e`` eager and ``C + N * t_r`` with the graph, so
+the graph is ahead once ``N > N* = C / (t_e - t_r)``. If a replay is not faster there is no
+break-even point. ``t_e`` and ``t_r`` must cover the same scope, including the input copies and
+output reads each really needs, or the comparison flatters one side.
+
+The three numbers come from a measurement (:func:`from_timings`, a ``graphlab.compare`` result or
+a recording's timings) or from the simulator (:func:`from_simulation`).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass
+
+import numpy as np
+
+from ..errors import SimulatorError
+from .model import simulate
+from .params import SimParams
+from .workloads import Step, eager, graph
+
+__all__ = ["BreakEven", "breakeven", "cumulative_totals", "from_simulation", "from_timings"]
+
+
+def _finite(name: str, value) -> float:
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        raise SimulatorError(f"{name} must be a number of microseconds, got {value!r}") from None
+    if not math.isfinite(number) or number < 0:
+        raise SimulatorError(f"{name} must be a finite, non-negative time in µs, got {value!r}")
+    return number
+
+
+def breakeven(capture_us: float, eager_us: float, replay_us: float) -> float | None:
+    """``N* = capture_us / (eager_us - replay_us)``, or None when a replay is not faster.
+
+    N* is a real number: the graph's total is lower from the first whole step after it.
+    """
+    capture = _finite("capture_us", capture_us)
+    saving = _finite("eager_us", eager_us) - _finite("replay_us", replay_us)
+    if saving <= 0:
+        return None
+    return capture / saving
+
+
+def cumulative_totals(capture_us: float, eager_us: float, replay_us: float, steps):
+    """Total time (µs) of ``steps`` repetitions, eager and with a graph (capture included).
+
+    ``steps`` is a number or an array of step counts; returns ``(eager_total, graph_total)``
+    as float arrays of the same shape: ``steps * eager_us`` and ``capture_us + steps * replay_us``.
+    """
+    n = np.asarray(steps, dtype=np.float64)
+    if np.any(~np.isfinite(n)) or np.any(n < 0):
+        raise SimulatorError("step counts must be finite and non-negative")
+    capture = _finite("capture_us", capture_us)
+    return n * _finite("eager_us", eager_us), capture + n * _finite("replay_us", replay_us)
+
+
+@dataclass(frozen=True)
+class BreakEven:
+    """The three inputs of the break-even model, where they came from, and ``n_star``."""
+
+    capture_us: float
+    eager_us: float
+    replay_us: float
+    source: str
+
+    @property
+    def n_star(self) -> float | None:
+        return breakeven(self.capture_us, self.eager_us, self.replay_us)
+
+    def totals(self, steps):
+        """``(eager_total, graph_total)`` for the given step counts; see cumulative_totals."""
+        return cumulative_totals(self.capture_us, self.eager_us, self.replay_us, steps)
+
+    def to_dict(self) -> dict:
+        return {**asdict(self), "n_star": self.n_star}
+
+
+def from_timings(timings) -> BreakEven:
+    """Break-even from measured timings: a ``Comparison.to_dict()`` or a recording (or its timings).
+
+    Uses the end-to-end times (each step with its input copies and output reads) and the capture
+    time, the scope in which the comparison is fair.
+    """
+    data = getattr(timings, "timings", timings)
+    if not isinstance(data, Mapping):
+        raise SimulatorError(
+            f"expected a Comparison.to_dict() or a recording, got {type(timings).__name__}"
+        )
+    keys = ("capture_us", "eager_end_to_end_us", "replay_end_to_end_us")
+    missing = [k for k in keys if data.get(k) is None]
+    if missing:
+        raise SimulatorError(f"timings lack {missing}: measure them with graphlab.compare")
+    capture, eager_us, replay_us = (_finite(k, data[k]) for k in keys)
+    return BreakEven(capture, eager_us, replay_us, source="measured")
+
+
+def from_simulation(step: Step, params: SimParams) -> BreakEven:
+    """Break-even from the simulator: one step run eagerly vs one replay, each ending in a sync.
+
+    The capture cost is the calibrated capture model (``params.capture_us(len(step))``), since
+    capture is host work the simulator does not model; SimulatorError if it is not calibrated.
+    """
+    capture = params.capture_us(len(step))
+    if capture is None:
+        raise SimulatorError(
+            "no capture cost in these parameters: set capture_base_us and capture_per_kernel_us "
+            "(the calibrated parameters have them) to get a break-even point"
+        )
+    eager_us = simulate(eager(step, params)).end_ns.max() / 1000.0
+    replay_us = simulate(graph(step, params)).end_ns.max() / 1000.0
+    return BreakEven(capture, eager_us, replay_us, source="simulated")

@@ -1,0 +1,130 @@
+"""The simulator's parameters, and the calibrated set fitted to real H200 recordings.
+
+Five numbers describe the machine to the simulator (all microseconds):
+
+- ``host_us``: host time per eager op: Python, PyTorch's dispatcher and the ``cudaLaunchKernel``
+  call together. The model does not split them; the launch event spans the whole op.
+- ``launch_latency_us``: from the end of a launch call to the earliest moment its work can start
+  on the GPU (for a replay, the moment its first nodes can start).
+- ``graph_launch_us``: host time per replay: ``graph.replay()`` and ``cudaGraphLaunch``.
+- ``node_gap_us``: device time between the end of a node of a replay and the start of a node
+  that depends on it (the GPU's own scheduling cost, with no host involved).
+- ``sync_us``: host time a ``synchronize`` takes once the GPU has finished.
+
+Two more describe capture, for the break-even model only: capture of ``n`` kernels costs
+``capture_base_us + n * capture_per_kernel_us``.
+
+There are no built-in defaults: numbers for a real GPU only come from
+:mod:`graphlab.simulator.calibration`, fitted to recordings and stored with their provenance in
+``calibrated_h200.json`` next to this module. Until that file exists, pass every number yourself.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass, field, fields
+from pathlib import Path
+from typing import Any
+
+from ..errors import SimulatorError
+
+__all__ = [
+    "CALIBRATED_PATH",
+    "MAX_DURATION_US",
+    "SimParams",
+    "calibrated",
+    "check_duration",
+]
+
+CALIBRATED_PATH = Path(__file__).with_name("calibrated_h200.json")
+
+# Longer than any single kernel, launch or sync a course would model; also keeps every simulated
+# time well inside int64 nanoseconds.
+MAX_DURATION_US = 1_000_000.0
+
+
+def check_duration(name: str, value: float) -> float:
+    """``value`` as a float if it is a duration in [0, MAX_DURATION_US] µs, else SimulatorError."""
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        raise SimulatorError(f"{name} must be a number of microseconds, got {value!r}") from None
+    if math.isnan(number) or number < 0 or number > MAX_DURATION_US:
+        raise SimulatorError(
+            f"{name} must be between 0 and {MAX_DURATION_US:g} µs, got {value!r}: "
+            "pass a non-negative, finite duration"
+        )
+    return number
+
+
+@dataclass(frozen=True)
+class SimParams:
+    """Host and device costs the simulator charges, in microseconds (see the module docstring).
+
+    ``capture_base_us`` and ``capture_per_kernel_us`` are optional: only the break-even model
+    uses them, and without them a break-even count cannot be given. ``calibration`` says where
+    the numbers came from (None when they were given by hand); it travels into timelines' meta.
+    """
+
+    host_us: float
+    launch_latency_us: float
+    graph_launch_us: float
+    node_gap_us: float
+    sync_us: float
+    capture_base_us: float | None = None
+    capture_per_kernel_us: float | None = None
+    calibration: dict[str, Any] | None = field(default=None, compare=False, repr=False)
+
+    def __post_init__(self):
+        for f in fields(self):
+            value = getattr(self, f.name)
+            if f.name == "calibration" or (value is None and f.name.startswith("capture_")):
+                continue
+            object.__setattr__(self, f.name, check_duration(f.name, value))
+
+    def capture_us(self, n_kernels: int) -> float | None:
+        """Modelled capture cost of a graph of ``n_kernels`` kernels, or None if not calibrated."""
+        if self.capture_base_us is None or self.capture_per_kernel_us is None:
+            return None
+        return self.capture_base_us + n_kernels * self.capture_per_kernel_us
+
+    def to_dict(self) -> dict[str, float | None]:
+        """The numbers, by name (without ``calibration``)."""
+        return {f.name: getattr(self, f.name) for f in fields(self) if f.name != "calibration"}
+
+    def replace(self, **changes: float | None) -> SimParams:
+        """A copy with the given numbers changed; None means "keep this one".
+
+        The copy keeps the calibration provenance, listing the numbers that no longer come from it
+        under ``"overridden"``.
+        """
+        changes = {k: v for k, v in changes.items() if v is not None}
+        calibration = self.calibration
+        if calibration is not None and changes:
+            overridden = sorted(set(calibration.get("overridden", [])) | set(changes))
+            calibration = {**calibration, "overridden": overridden}
+        return SimParams(**{**self.to_dict(), **changes}, calibration=calibration)
+
+
+def _read_calibration(path: Path) -> dict[str, Any]:
+    if not path.exists():
+        raise SimulatorError(
+            f"no calibrated parameters at {path}: the simulator has not been calibrated against "
+            "GPU recordings yet. Pass every parameter yourself (graphlab simulate --host-us H "
+            "--launch-latency-us L --graph-launch-us G --node-gap-us X --sync-us S), or run "
+            "python -m graphlab.simulator.calibration --write once recordings exist"
+        )
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise SimulatorError(f"calibrated parameters at {path} are unreadable: {exc}") from None
+
+
+def calibrated(path: Path = CALIBRATED_PATH) -> SimParams:
+    """The parameters fitted to the bundled GPU recordings (SimulatorError if there are none)."""
+    data = _read_calibration(path)
+    try:
+        return SimParams(**data["params"], calibration=data["provenance"])
+    except (KeyError, TypeError) as exc:
+        raise SimulatorError(f"calibrated parameters at {path} are malformed: {exc}") from None
