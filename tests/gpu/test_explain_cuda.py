@@ -1,0 +1,314 @@
+"""On a GPU: produce each catalogued failure for real and check that graphlab explains it.
+
+Every failure runs in a child process through graphlab.isolated, which is also what these tests
+check about isolation: after each failure, the parent process (this pytest) still runs CUDA work.
+A child's exception is explained inside the child, on the real exception object with its chain and
+traceback, and comes back as IsolatedFailure.explanation.
+
+Run on the H200:  python -m pytest tests/gpu/test_explain_cuda.py -v -rs
+"""
+
+from __future__ import annotations
+
+import contextlib
+import inspect
+import logging
+import warnings
+
+import pytest
+import torch
+
+from graphlab.checks.outputs import check_keep_outputs
+from graphlab.checks.static_inputs import check_replay_with_new_inputs
+from graphlab.errors import CheckFailed
+from graphlab.explain import explain
+from graphlab.isolate import IsolatedFailure, isolated
+
+pytestmark = pytest.mark.cuda
+
+COMPILE_TIMEOUT_S = 400  # a child that compiles with inductor needs minutes, not seconds
+
+
+@pytest.fixture(autouse=True)
+def parent_cuda_still_works():
+    """After every test, this process can still launch kernels and read the result."""
+    yield
+    assert torch.ones(3, device="cuda").sum().item() == 3.0
+
+
+def failure_of(fn, timeout: float = 120) -> IsolatedFailure:
+    try:
+        result = isolated(fn, timeout=timeout)
+    except IsolatedFailure as failure:
+        print(failure.child_traceback or failure)
+        return failure
+    pytest.fail(f"{fn.__name__} did not fail on this GPU; it returned {result!r}")
+
+
+# -- producers: each runs in a fresh child process ----------------------------------------------
+
+
+def item_in_capture():
+    x = torch.ones(4, device="cuda")
+    g = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(g):
+        y = x * 2
+        y.sum().item()
+
+
+def synchronize_in_capture():
+    x = torch.ones(4, device="cuda")
+    g = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(g):
+        x.mul_(2)
+        torch.cuda.synchronize()
+
+
+def stream_query_in_capture():
+    x = torch.ones(4, device="cuda")
+    g = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(g):
+        x.mul_(2)
+        torch.cuda.current_stream().query()
+
+
+def kernel_after_swallowed_error():
+    x = torch.ones(4, device="cuda")
+    g = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(g):
+        # The learner hides the first error; the capture stays spoiled.
+        with contextlib.suppress(RuntimeError):
+            torch.cuda.current_stream().query()
+        x.mul_(2)
+
+
+def cpu_tensor_in_capture():
+    x = torch.ones(4, device="cuda")
+    g = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(g):
+        x.add_(torch.tensor([1.0, 2.0, 3.0, 4.0], device="cuda"))
+
+
+def capture_on_default_stream():
+    x = torch.ones(4, device="cuda")
+    g = torch.cuda.CUDAGraph()
+    g.capture_begin()
+    x.mul_(2)
+    g.capture_end()
+
+
+def fork_without_join():
+    x = torch.ones(4, device="cuda")
+    side = torch.cuda.Stream()
+    g = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(g):
+        side.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(side):
+            x.mul_(2)
+
+
+def wait_on_uncaptured_event():
+    x = torch.ones(4, device="cuda")
+    side = torch.cuda.Stream()
+    ready = torch.cuda.Event()
+    with torch.cuda.stream(side):
+        x.mul_(3)
+        ready.record(side)
+    g = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(g):
+        torch.cuda.current_stream().wait_event(ready)
+        x.mul_(2)
+
+
+def query_event_recorded_in_capture():
+    x = torch.ones(4, device="cuda")
+    done = torch.cuda.Event()
+    g = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(g):
+        x.mul_(2)
+        done.record()
+    g.replay()
+    torch.cuda.synchronize()
+    done.query()
+
+
+def seed_read_in_capture():
+    x = torch.ones(4, device="cuda")
+    g = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(g):
+        x.mul_(torch.cuda.initial_seed() % 2 + 1)
+
+
+def adam_step_in_capture():
+    model = torch.nn.Linear(8, 8, device="cuda")
+    opt = torch.optim.Adam(model.parameters(), lr=1e-3)  # capturable defaults to False
+    for p in model.parameters():
+        p.grad = torch.ones_like(p)
+    opt.step()  # eager step: the optimizer's state exists before capture
+    g = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(g):
+        opt.step()
+
+
+def replay_never_captured():
+    torch.cuda.CUDAGraph().replay()
+
+
+def allocate_too_much_in_capture():
+    _, total = torch.cuda.mem_get_info()
+    g = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(g):
+        torch.empty(2 * total, dtype=torch.uint8, device="cuda")
+
+
+def device_assert():
+    """Not a graph failure: a device-side assert, which poisons this process's CUDA context."""
+    x = torch.arange(4, device="cuda")
+    x[torch.tensor([10], device="cuda")].sum().item()
+
+
+def empty_capture_warnings() -> list[str]:
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        g = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(g):
+            sum(range(10))  # CPU work only
+    return [str(w.message) for w in caught]
+
+
+def compiled_output_overwritten():
+    @torch.compile(mode="reduce-overhead")
+    def square(x):
+        return x * x
+
+    x = torch.ones(64, device="cuda")
+    for _ in range(3):
+        square(x)  # warm-up calls, then a recorded graph
+    first = square(x)
+    square(x)
+    first + 1  # reads an output the second call overwrote
+
+
+class _Collect(logging.Handler):
+    def __init__(self):
+        super().__init__(logging.DEBUG)
+        self.messages: list[str] = []
+
+    def emit(self, record):
+        self.messages.append(record.getMessage())
+
+
+def _torch_log_lines(run) -> list[str]:
+    """Run ``run()`` with torch.compile's cudagraph and perf-hint logs on; return their lines."""
+    wanted = {"cudagraphs", "perf_hints"} & set(
+        inspect.signature(torch._logging.set_logs).parameters
+    )
+    torch._logging.set_logs(**dict.fromkeys(wanted, True))
+    handler = _Collect()
+    logging.getLogger("torch").addHandler(handler)
+    run()
+    torch.cuda.synchronize()
+    return handler.messages
+
+
+def compiled_mutating_input() -> list[str]:
+    @torch.compile(mode="reduce-overhead")
+    def bump(x):
+        x.add_(1)
+        return x * 2
+
+    x = torch.ones(64, device="cuda")
+    return _torch_log_lines(lambda: [bump(x) for _ in range(4)])
+
+
+def compiled_many_shapes() -> list[str]:
+    @torch.compile(mode="reduce-overhead", dynamic=True)
+    def double(x):
+        return x * 2
+
+    def run():
+        for n in range(1, 13):
+            for _ in range(3):
+                double(torch.ones(n, device="cuda"))
+
+    return _torch_log_lines(run)
+
+
+# -- tests ----------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("producer", "key"),
+    [
+        (item_in_capture, "host-sync-in-capture"),
+        (synchronize_in_capture, "host-sync-in-capture"),
+        (stream_query_in_capture, "capture-unsupported"),
+        (kernel_after_swallowed_error, "capture-invalidated"),
+        (cpu_tensor_in_capture, "pageable-copy-in-capture"),
+        (capture_on_default_stream, "default-stream-capture"),
+        (fork_without_join, "unjoined-fork"),
+        (wait_on_uncaptured_event, "uncaptured-dependency"),
+        (query_event_recorded_in_capture, "captured-event"),
+        (seed_read_in_capture, "rng-state-in-capture"),
+        (adam_step_in_capture, "optimizer-not-capturable"),
+        (replay_never_captured, "replay-without-capture"),
+        (allocate_too_much_in_capture, "out-of-memory"),
+    ],
+    ids=lambda p: getattr(p, "__name__", p),
+)
+def test_real_failure_is_explained(producer, key):
+    failure = failure_of(producer)
+    assert failure.explanation.key == key, failure.explanation.seen
+
+
+def test_poisoned_context_stays_in_the_child():
+    failure = failure_of(device_assert)
+    assert "device-side assert" in str(failure) or "device-side assert" in failure.child_traceback
+
+
+def test_empty_graph_warning_is_explained():
+    messages = isolated(empty_capture_warnings)
+    assert [explain(m).key for m in messages if "empty" in m.lower()] == ["empty-graph"]
+
+
+def test_compiled_output_overwritten_is_explained():
+    failure = failure_of(compiled_output_overwritten, timeout=COMPILE_TIMEOUT_S)
+    assert failure.explanation.key == "output-overwritten"
+
+
+def test_compile_skipping_cudagraphs_is_explained():
+    lines = isolated(compiled_mutating_input, timeout=COMPILE_TIMEOUT_S)
+    skips = [line for line in lines if "skipping cudagraph" in line]
+    assert skips, f"no 'skipping cudagraphs' line among {len(lines)} log lines"
+    assert {explain(line).key for line in skips} == {"compile-skipped-cudagraphs"}
+
+
+def test_new_graph_per_shape_is_explained():
+    lines = isolated(compiled_many_shapes, timeout=COMPILE_TIMEOUT_S)
+    keys = {explain(line).key for line in lines if "distinct" in line}
+    assert keys == {"shape-rerecord"}, f"log lines: {lines[:20]}"
+
+
+def test_rebinding_an_input_is_explained_by_the_checker():
+    def rebinding_step(graph, static_x, static_y, batch):
+        static_x = batch  # noqa: F841  (the mistake the lesson is about)
+        graph.replay()
+        return static_y
+
+    with pytest.raises(CheckFailed) as info:
+        check_replay_with_new_inputs(rebinding_step)
+    assert explain(info.value).key == "stale-static-input"
+
+
+def test_keeping_outputs_without_clone_is_explained_by_the_checker():
+    def collect_without_clone(graph, static_x, static_y, batches):
+        kept = []
+        for batch in batches:
+            static_x.copy_(batch)
+            graph.replay()
+            kept.append(static_y)
+        return kept
+
+    with pytest.raises(CheckFailed) as info:
+        check_keep_outputs(collect_without_clone)
+    assert explain(info.value).key == "output-overwritten"
