@@ -25,6 +25,8 @@ __all__ = [
     "backend",
     "compare",
     "cuda",
+    "explain",
+    "isolated",
     "load_ipython_extension",
     "recording",
     "recordings",
@@ -34,6 +36,8 @@ __all__ = [
 _LAZY = {
     "Timeline": ("graphlab.timeline", "Timeline"),
     "compare": ("graphlab.measure", "compare"),
+    "explain": ("graphlab.explain", "explain"),
+    "isolated": ("graphlab.isolate", "isolated"),
     "recording": ("graphlab.recordings", "recording"),
     "recordings": ("graphlab.recordings", "list_recordings"),
     "load_ipython_extension": ("graphlab.magics", "load_ipython_extension"),
