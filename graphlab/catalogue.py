@@ -38,7 +38,7 @@ class Failure:
 
 _UNSUPPORTED = (r"operation not permitted when stream is capturing", r"StreamCaptureUnsupported")
 _INVALIDATED = (r"failed due to a previous error during capture", r"StreamCaptureInvalidated")
-# Source-code fragments that make the CPU wait for the GPU.
+# Source-code fragments that make the CPU wait for the GPU, and the emulator's words for them.
 _HOST_SYNC = (
     r"\.item\(",
     r"\.cpu\(",
@@ -47,7 +47,8 @@ _HOST_SYNC = (
     r"synchroni[sz]",
     r"\bprint\(",
     r"nonzero\(",
-    r"host sync",
+    r"waits for (it|the GPU)",
+    r"shape depends on the data",
 )
 
 CATALOGUE: tuple[Failure, ...] = (
@@ -132,7 +133,11 @@ CATALOGUE: tuple[Failure, ...] = (
             "torch.cuda.current_stream().wait_stream(side)."
         ),
         lesson="09_multi_stream",
-        patterns=(r"capturing stream has unjoined work", r"StreamCaptureUnjoined"),
+        patterns=(
+            r"capturing stream has unjoined work",
+            r"fork that was not joined",
+            r"StreamCaptureUnjoined",
+        ),
     ),
     Failure(
         key="uncaptured-dependency",
