@@ -24,7 +24,7 @@ import json
 import os
 import tempfile
 from collections import Counter
-from decimal import ROUND_HALF_EVEN, Decimal, InvalidOperation
+from decimal import ROUND_HALF_EVEN, Decimal
 from pathlib import Path
 from typing import Any
 
@@ -48,6 +48,8 @@ _LAUNCH_PREFIXES = (
     "cudaMemset",
     "cuMemset",
 )
+# Largest |time| in µs that fits int64 nanoseconds (about 106 days after the trace's base time).
+_MAX_US = (2**63 - 1) // 1000
 _GPU_CATEGORIES = {"kernel": "kernel", "gpu_memcpy": "memcpy", "gpu_memset": "memset"}
 _HOST_CATEGORIES = {"cuda_runtime", "cuda_driver"}
 _EXPORT_ADVICE = (
@@ -91,7 +93,8 @@ def read_json(path: str | os.PathLike) -> Any:
     except UnicodeDecodeError:
         raise TraceError(f"{p}: not a text JSON file; {_EXPORT_ADVICE}") from None
     except json.JSONDecodeError as exc:
-        truncated = exc.pos >= len(raw.rstrip()) - 1
+        # A file cut short fails at its very end, or inside a string that never closes.
+        truncated = exc.pos >= len(raw.rstrip()) - 1 or exc.msg.startswith("Unterminated")
         what = "ends early (truncated?)" if truncated else f"is not valid JSON ({exc.msg})"
         raise TraceError(
             f"{p}: {what} at line {exc.lineno}; re-export the trace, {_EXPORT_ADVICE}"
@@ -159,18 +162,21 @@ def _export_profiler(prof) -> Any:
         return read_json(path)
 
 
-def _ns(value: Any, what: str) -> int:
-    """Kineto microseconds (int, Decimal, or float from a caller's own json.load) to int ns."""
-    if isinstance(value, bool):
-        raise TypeError(what)
-    if isinstance(value, int):
-        return value * 1000
+def _ns(value: Any) -> int | None:
+    """Kineto microseconds (int, Decimal, or float from a caller's own json.load) to int ns.
+
+    None for anything that is not a finite number.
+    """
     if isinstance(value, float):
         # repr gives the shortest decimal that reads back as this float: the text Kineto wrote.
         value = Decimal(repr(value))
-    if isinstance(value, Decimal):
-        return int((value * 1000).to_integral_value(rounding=ROUND_HALF_EVEN))
-    raise TypeError(what)
+    if isinstance(value, bool) or not isinstance(value, (int, Decimal)):
+        return None
+    if isinstance(value, Decimal) and (not value.is_finite() or value.adjusted() > 16):
+        return None  # NaN, Infinity, or so large that arithmetic on it would overflow
+    if abs(value) > _MAX_US:
+        return None
+    return int((Decimal(value) * 1000).to_integral_value(rounding=ROUND_HALF_EVEN))
 
 
 def _int(value: Any, default: int = -1) -> int:
@@ -208,14 +214,13 @@ def _table_from_events(events: list, where: str) -> tuple[dict[str, list], Count
         else:
             skipped[cat or "uncategorised"] += 1
             continue
-        try:
-            start = _ns(event["ts"], "ts")
-            dur = _ns(event.get("dur", 0), "dur")
-        except (KeyError, TypeError, InvalidOperation):
+        start, dur = _ns(event.get("ts")), _ns(event.get("dur", 0))
+        if start is None or dur is None or dur < 0:
             raise TraceError(
-                f"{where}event {name!r} ({cat}) has no numeric 'ts'/'dur': the trace is damaged; "
+                f"{where}event {name!r} ({cat}) has a missing, non-numeric or negative "
+                f"'ts'/'dur' ({event.get('ts')!r}, {event.get('dur')!r}): the trace is damaged; "
                 "re-export it"
-            ) from None
+            )
         corr = _int(args.get("correlation"))
         if kind in _GPU_CATEGORIES.values():
             device = _int(args.get("device"), _int(event.get("pid")))
@@ -231,7 +236,7 @@ def _table_from_events(events: list, where: str) -> tuple[dict[str, list], Count
         columns["kind"].append(kind)
         columns["name"].append(name)
         columns["start_ns"].append(start)
-        columns["dur_ns"].append(max(dur, 0))
+        columns["dur_ns"].append(dur)
         columns["device"].append(device)
         columns["stream"].append(stream)
         columns["thread"].append(thread)

@@ -217,8 +217,14 @@ class Timeline:
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Timeline:
         """Rebuild a Timeline from :meth:`to_dict`'s output; TraceError if it is not one."""
-        if not isinstance(data, Mapping) or data.get("schema") != SCHEMA:
-            found = data.get("schema") if isinstance(data, Mapping) else type(data).__name__
+        schema = data.get("schema") if isinstance(data, Mapping) else None
+        if isinstance(schema, str) and schema.startswith("graphlab.timeline/") and schema != SCHEMA:
+            raise TraceError(
+                f"timeline schema {schema!r} is not one this graphlab reads ({SCHEMA!r}): "
+                "upgrade graphlab (pip install -U cuda-graphlab) or re-save the timeline"
+            )
+        if schema != SCHEMA:
+            found = schema if isinstance(data, Mapping) else type(data).__name__
             raise TraceError(
                 f"not a graphlab timeline (schema {found!r}, expected {SCHEMA!r}): "
                 "pass the output of Timeline.to_dict() or a file written by Timeline.save()"
