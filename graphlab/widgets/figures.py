@@ -1,0 +1,330 @@
+"""Pure functions from timelines to plotly figures: the fast lane builder behind TimelineView.
+
+Why this shape: a timeline of 100,000 kernels must draw in well under a second. Plotly draws one
+WebGL line trace with 100,000 NaN-separated segments quickly, while 100,000 bar shapes or one
+trace per kernel freeze the browser (and ``px.timeline`` cannot show microsecond bars at all). So
+every lane is one ``go.Scattergl`` line trace per colour, with hover on an invisible trace of
+midpoint markers, and idle gaps are one more wide translucent line trace per panel. Arrays stay
+float64 numpy, which plotly ships to the browser as binary typed arrays.
+
+The figure has one panel per timeline (eager above graph), all on one shared x axis in µs, each
+timeline starting at zero.
+"""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import plotly.graph_objects as go
+
+from .lanes import Track, lanes_of
+from .lod import merge_runs, segments, visible_slice
+
+__all__ = [
+    "LOD_EVENTS",
+    "LOD_PIXELS",
+    "Panel",
+    "figure_geometry",
+    "full_range",
+    "lod_min_gap",
+    "panel_of",
+    "timeline_figure",
+    "timeline_layout",
+    "timeline_traces",
+]
+
+# Geometry in screen pixels. The figure's height is fixed (lanes x LANE_PX plus margins), so a
+# lane's height in pixels is known here and bars and gap bands can be drawn as thick lines.
+LANE_PX = 30
+BAR_PX = 18
+TOP_PX = 34
+PANEL_GAP_PX = 42
+BOTTOM_PX = 48
+
+# Above this many events in a figure, draw a level-of-detail view (see lod.py) instead of every
+# event. LOD_PIXELS is a generous plot width: runs closer than 1/LOD_PIXELS of the view merge.
+LOD_EVENTS = 400_000
+LOD_PIXELS = 2000
+
+# Hover traces per track: one per distinct name, for the most frequent names; the rest share one.
+HOVER_NAMES = 8
+
+COLOURS = {"launch": "#4C78A8", "sync": "#E45756", "gpu": "#F58518"}
+GAP_COLOUR = "rgba(214, 39, 40, 0.16)"
+GROUP_NAMES = {"launch": "launch call", "sync": "host sync", "gpu": "GPU work"}
+
+
+@dataclass(frozen=True)
+class Panel:
+    """One timeline ready to draw: its tracks, lanes, idle gaps and provenance line."""
+
+    title: str
+    timeline: object
+    source: str
+    tracks: list[Track]
+    lane_labels: list[str]
+    gap_start_us: np.ndarray
+    gap_end_us: np.ndarray
+    span_us: float
+    events: int = 0
+
+    @property
+    def gpu_lanes(self) -> list[int]:
+        return sorted({t.lane for t in self.tracks if t.group == "gpu"})
+
+
+def panel_of(title: str, timeline, source: str, gaps: tuple[np.ndarray, np.ndarray]) -> Panel:
+    """Prepare ``timeline`` for drawing. ``gaps`` are the device's idle gaps as (start, end) in
+    ns, as found by the gap analysis; they are shifted to the picture's zero here."""
+    tracks = lanes_of(timeline)
+    labels: dict[int, str] = {t.lane: t.label for t in tracks}
+    t0 = int(timeline.start_ns.min()) if len(timeline) else 0
+    span = float((timeline.end_ns.max() - t0) / 1000.0) if len(timeline) else 0.0
+    gap_start, gap_end = gaps
+    return Panel(
+        title=title,
+        timeline=timeline,
+        source=source,
+        tracks=tracks,
+        lane_labels=[labels[i] for i in sorted(labels)],
+        gap_start_us=(np.asarray(gap_start, dtype=np.int64) - t0) / 1000.0,
+        gap_end_us=(np.asarray(gap_end, dtype=np.int64) - t0) / 1000.0,
+        span_us=span,
+        events=len(timeline),
+    )
+
+
+@dataclass(frozen=True)
+class Geometry:
+    """Where each panel sits: plotly axis names and its y domain in paper coordinates."""
+
+    height: int
+    domains: list[tuple[float, float]]
+
+
+def figure_geometry(panels: Sequence[Panel]) -> Geometry:
+    """Figure height and each panel's vertical domain, from its lane count."""
+    lanes = [max(1, len(p.lane_labels)) for p in panels]
+    plot_px = sum(lanes) * LANE_PX + (len(panels) - 1) * PANEL_GAP_PX
+    domains = []
+    top = 0
+    for n in lanes:
+        bottom = top + n * LANE_PX
+        domains.append((1 - bottom / plot_px, 1 - top / plot_px))
+        top = bottom + PANEL_GAP_PX
+    return Geometry(height=TOP_PX + plot_px + BOTTOM_PX, domains=domains)
+
+
+def _axis_suffix(i: int) -> str:
+    return "" if i == 0 else str(i + 1)
+
+
+def timeline_layout(panels: Sequence[Panel]) -> dict:
+    """Layout: one y axis per panel with lane labels, x axes matched so zoom is shared."""
+    geo = figure_geometry(panels)
+    layout: dict = {
+        "height": geo.height,
+        "margin": {"l": 110, "r": 20, "t": TOP_PX, "b": BOTTOM_PX},
+        "showlegend": False,
+        "hovermode": "closest",
+        "dragmode": "zoom",
+        "plot_bgcolor": "white",
+        "annotations": [],
+    }
+    last = len(panels) - 1
+    for i, (panel, (y0, y1)) in enumerate(zip(panels, geo.domains, strict=True)):
+        s = _axis_suffix(i)
+        n = max(1, len(panel.lane_labels))
+        layout[f"yaxis{s}"] = {
+            "domain": [y0, y1],
+            "range": [n - 0.5, -0.5],
+            "tickvals": list(range(n)),
+            "ticktext": panel.lane_labels,
+            "fixedrange": True,
+            "showgrid": False,
+            "zeroline": False,
+            "anchor": f"x{s}",
+        }
+        xaxis = {
+            "anchor": f"y{s}",
+            "showgrid": True,
+            "gridcolor": "#eeeeee",
+            "zeroline": False,
+            "showticklabels": i == last,
+        }
+        if i:
+            xaxis["matches"] = "x"
+        if i == last:
+            xaxis["title"] = {"text": "time since the timeline's first event (µs)"}
+        layout[f"xaxis{s}"] = xaxis
+        layout["annotations"].append(
+            {
+                "text": f"<b>{panel.title}</b> · {panel.source}",
+                "xref": "paper",
+                "yref": "paper",
+                "x": 0,
+                "y": y1,
+                "xanchor": "left",
+                "yanchor": "bottom",
+                "showarrow": False,
+                "font": {"size": 12},
+            }
+        )
+    return layout
+
+
+def _hover_single(track: Track, name: str) -> str:
+    """Hover text of one event: its name is baked into the template (one hover trace per name),
+    its duration is ``customdata`` and its launch latency rides in ``marker.color``: both 1-D
+    float arrays, which reach the browser as binary buffers rather than JSON lists."""
+    what = "%{customdata:.3f} µs"
+    if track.group == "gpu":
+        what += "<br>launch latency %{marker.color:.3f} µs"
+    elif track.group == "launch":
+        what += "<br>its GPU work starts %{marker.color:.3f} µs after the call"
+    return f"<b>{html.escape(name)}</b><br>{what}<extra>{html.escape(track.label)}</extra>"
+
+
+def _hover_merged(track: Track) -> str:
+    return (
+        "<b>%{customdata[0]} events</b> merged at this zoom<br>"
+        "busy %{customdata[1]:.3f} µs of %{customdata[2]:.3f} µs<br>zoom in to see each one"
+        f"<extra>{html.escape(track.label)}</extra>"
+    )
+
+
+def timeline_traces(
+    panels: Sequence[Panel], x_range: tuple[float, float] | None = None, min_gap: float = 0.0
+) -> list[dict]:
+    """All trace dicts of the figure, in a fixed order that does not depend on the view.
+
+    Per panel: the idle-gap band, then for every track its bars, its single-event hover markers
+    and its merged-run hover markers. With ``x_range`` only what may be visible (plus one view
+    width either side, so a small pan shows data at once) is included; with ``min_gap > 0`` bars
+    closer than that are merged (level of detail). The defaults give the exact picture.
+    """
+    traces: list[dict] = []
+    for i, panel in enumerate(panels):
+        s = _axis_suffix(i)
+        axes = {"xaxis": f"x{s}", "yaxis": f"y{s}"}
+        lo, hi = (-np.inf, np.inf) if x_range is None else _with_margin(x_range)
+        traces.append(_gap_trace(panel, lo, hi, min_gap) | axes)
+        for track in panel.tracks:
+            window = visible_slice(track.start_us, track.end_us, lo, hi)
+            start, end = track.start_us[window], track.end_us[window]
+            runs = merge_runs(start, end, min_gap)
+            x, y = segments(runs.start, runs.end, track.lane)
+            colour = COLOURS[track.group]
+            traces.append(
+                {
+                    "type": "scattergl",
+                    "mode": "lines",
+                    "x": x,
+                    "y": y,
+                    "line": {"color": colour, "width": BAR_PX},
+                    "hoverinfo": "skip",
+                    "name": f"{track.label}: {GROUP_NAMES[track.group]}",
+                }
+                | axes
+            )
+            single = runs.count == 1
+            idx = runs.first[single] + window.start
+            code = track.code[idx]
+            for j, name in enumerate(track.names[:HOVER_NAMES]):
+                traces.append(_single_trace(track, idx[code == j], name) | axes)
+            if len(track.names) > HOVER_NAMES:
+                traces.append(_single_trace(track, idx[code >= HOVER_NAMES], None) | axes)
+            traces.append(_merged_trace(track, runs, ~single) | axes)
+    return traces
+
+
+def _with_margin(x_range: tuple[float, float]) -> tuple[float, float]:
+    x0, x1 = x_range
+    width = x1 - x0
+    return x0 - width, x1 + width
+
+
+def _single_trace(track: Track, idx: np.ndarray, name: str | None) -> dict:
+    """Invisible hover markers at the middle of single events ``idx`` of ``track``, all named
+    ``name``; ``None`` collects the rarer names, which then travel as per-point text."""
+    start, end = track.start_us[idx], track.end_us[idx]
+    trace = {
+        "type": "scattergl",
+        "mode": "markers",
+        "x": (start + end) / 2,
+        "y": np.full(len(idx), float(track.lane)),
+        "customdata": end - start,
+        "marker": {"size": BAR_PX, "color": track.latency_us[idx], "opacity": 0},
+        "hovertemplate": _hover_single(track, name if name is not None else "%{text}"),
+        "hoverlabel": {"bgcolor": COLOURS[track.group]},
+    }
+    if name is None:
+        trace["text"] = [track.names[c] for c in track.code[idx]]
+    return trace
+
+
+def _merged_trace(track: Track, runs, many: np.ndarray) -> dict:
+    """Invisible hover markers over merged runs: how many events, how busy."""
+    start, end = runs.start[many], runs.end[many]
+    return {
+        "type": "scattergl",
+        "mode": "markers",
+        "x": (start + end) / 2,
+        "y": np.full(len(start), float(track.lane)),
+        # Runs exist only in level-of-detail mode, at most a few thousand per view, so a small
+        # 2-D array (sent as nested lists) costs nothing here.
+        "customdata": np.column_stack([runs.count[many], runs.busy[many], end - start]),
+        "marker": {"size": BAR_PX, "opacity": 0},
+        "hovertemplate": _hover_merged(track),
+        "hoverlabel": {"bgcolor": COLOURS[track.group]},
+    }
+
+
+def _gap_trace(panel: Panel, lo: float, hi: float, min_gap: float) -> dict:
+    """Idle gaps of the device as one wide translucent band over all GPU lanes of the panel.
+
+    Gaps narrower than ``min_gap`` are left out: at that zoom they are under a pixel wide.
+    """
+    start, end = panel.gap_start_us, panel.gap_end_us
+    keep = (end >= lo) & (start <= hi) & (end - start >= min_gap)
+    lanes = panel.gpu_lanes or [0]
+    x, y = segments(start[keep], end[keep], (lanes[0] + lanes[-1]) / 2)
+    return {
+        "type": "scattergl",
+        "mode": "lines",
+        "x": x,
+        "y": y,
+        "line": {"color": GAP_COLOUR, "width": len(lanes) * LANE_PX - 4},
+        "hoverinfo": "skip",
+        "name": f"{panel.title}: idle gaps",
+    }
+
+
+def timeline_figure(
+    panels: Sequence[Panel], *, widget: bool = False, x_range=None, min_gap: float | None = None
+) -> go.Figure:
+    """The whole picture as a ``go.Figure`` (or ``go.FigureWidget`` with ``widget=True``).
+
+    ``min_gap=None`` picks the detail level: every event when the figure holds at most
+    :data:`LOD_EVENTS` events, else runs merged below one pixel of the full view.
+    """
+    if min_gap is None:
+        min_gap = lod_min_gap(panels, x_range)
+    cls = go.FigureWidget if widget else go.Figure
+    return cls(data=timeline_traces(panels, x_range, min_gap), layout=timeline_layout(panels))
+
+
+def full_range(panels: Sequence[Panel]) -> tuple[float, float]:
+    """The x range that shows every panel whole."""
+    return 0.0, max((p.span_us for p in panels), default=0.0) or 1.0
+
+
+def lod_min_gap(panels: Sequence[Panel], x_range=None) -> float:
+    """The merge threshold for a view: 0 (exact) for small figures, else one pixel's worth."""
+    if sum(p.events for p in panels) <= LOD_EVENTS:
+        return 0.0
+    x0, x1 = x_range or full_range(panels)
+    return (x1 - x0) / LOD_PIXELS

@@ -1,0 +1,72 @@
+"""What the widgets accept, and the one line that says where the numbers came from.
+
+A widget takes a Timeline, a bundled recording (anything with ``.timeline("eager"|"graph")``) or a
+``graphlab.compare`` result (anything with a ``.timelines`` mapping). The course never shows a
+timing without saying whether it is a live GPU run, a recording, or the simulator.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from ..errors import GraphlabError
+from ..timeline import Timeline
+
+__all__ = ["TITLES", "describe_source", "pick_timelines"]
+
+TITLES = {"eager": "eager", "graph": "graph replay"}
+
+
+def describe_source(meta: Mapping, recording_meta: Mapping | None = None) -> str:
+    """A short provenance line for a banner, from a timeline's (or recording's) meta."""
+    if recording_meta is not None:
+        gpu = recording_meta.get("gpu", "an unnamed GPU")
+        date = str(recording_meta.get("date", ""))[:10]
+        return f"recording from {gpu}" + (f", {date}" if date else "")
+    source = meta.get("source")
+    gpu = meta.get("gpu")
+    if source == "recording":
+        return f"recording from {gpu or 'an unnamed GPU'}"
+    if source == "kineto":
+        return f"profiled on {gpu}" if gpu else "profiled (torch.profiler trace)"
+    if source == "simulator":
+        return "simulator: a model of the GPU, not a measurement"
+    if source == "emulator":
+        return "CPU emulator: the order of work only, never GPU timings"
+    return "source not recorded"
+
+
+def _one(value, which: str, owner: str):
+    """The ``which`` timeline out of a Timeline, a recording or a compare() result."""
+    if value is None or isinstance(value, Timeline):
+        return value, None
+    if callable(getattr(value, "timeline", None)):
+        return value.timeline(which), getattr(value, "meta", None)
+    timelines = getattr(value, "timelines", None)
+    if isinstance(timelines, Mapping):
+        return timelines.get(which), None
+    raise GraphlabError(
+        f"{owner}({which}=...) takes a graphlab Timeline, a recording "
+        f"(graphlab.recording(name)) or a graphlab.compare() result, not {type(value).__name__}"
+    )
+
+
+def pick_timelines(eager=None, graph=None, owner: str = "TimelineView") -> list[tuple]:
+    """``[(title, timeline, source line), ...]`` for the given inputs, eager first.
+
+    A recording or compare() result passed as ``eager`` alone supplies both timelines.
+    """
+    if graph is None and eager is not None and not isinstance(eager, Timeline):
+        graph = eager
+    picked = []
+    for which, value in (("eager", eager), ("graph", graph)):
+        timeline, recording_meta = _one(value, which, owner)
+        if timeline is not None:
+            source = describe_source(timeline.meta, recording_meta)
+            picked.append((TITLES[which], timeline, source))
+    if not picked:
+        raise GraphlabError(
+            f"{owner} needs something to show: pass eager=<Timeline> and/or graph=<Timeline>, "
+            "or eager=graphlab.recording(name)"
+        )
+    return picked

@@ -1,0 +1,168 @@
+"""TimelineView: eager and graph-replay timelines stacked on one zoomable µs axis, with a summary.
+
+The picture is the lesson: eager kernels stand apart with the GPU idle (shaded) between them
+while the host launches the next one; a replay packs them together behind one ``cudaGraphLaunch``.
+"""
+
+from __future__ import annotations
+
+import html
+
+import ipywidgets as widgets
+import numpy as np
+
+from ..gaps import busy_intervals
+from .display import StaticFallback, figure_html
+from .figures import (
+    LOD_PIXELS,
+    full_range,
+    lod_min_gap,
+    panel_of,
+    timeline_figure,
+    timeline_layout,
+    timeline_traces,
+)
+from .sources import pick_timelines
+
+__all__ = ["SUMMARY_ROWS", "TimelineView", "device_gaps_ns", "summary_row_values"]
+
+# Events in the static picture (nbconvert HTML, saved notebooks): above this, the level-of-detail
+# view of the whole range, so a saved notebook does not carry megabytes per figure.
+STATIC_EVENTS = 20_000
+
+# (label, how to read the value from a summary dict and the timeline, format)
+SUMMARY_ROWS = (
+    ("kernels", "{:d}"),
+    ("span (µs)", "{:,.1f}"),
+    ("busy (µs)", "{:,.1f}"),
+    ("idle", "{:.1%}"),
+    ("median gap (µs)", "{:,.3f}"),
+    ("launch calls", "{:d}"),
+    ("host cost per launch call (median µs)", "{:,.3f}"),
+)
+
+
+def device_gaps_ns(timeline) -> tuple[np.ndarray, np.ndarray]:
+    """The GPU's idle gaps (start, end) in ns: between the busy intervals of all GPU events,
+    exactly the intervals the gap analysis (graphlab.gaps) counts."""
+    gpu = timeline.is_gpu
+    starts, ends = busy_intervals(timeline.start_ns[gpu], timeline.end_ns[gpu])
+    return ends[:-1], starts[1:]
+
+
+def summary_row_values(timeline, summary: dict) -> list:
+    """The numbers of one summary column, in :data:`SUMMARY_ROWS` order (None where unknown).
+
+    All but the last two come straight from ``Timeline.summary().to_dict()``; the host cost is
+    the median duration of the host launch calls, which the gap analysis does not report.
+    """
+    launch_ns = timeline.dur_ns[timeline.kind == "launch"]
+    return [
+        summary["kernels"],
+        summary["span_us"],
+        summary["busy_us"],
+        summary["idle_fraction"],
+        summary["gaps"]["median_us"],
+        len(launch_ns),
+        float(np.median(launch_ns)) / 1000 if len(launch_ns) else None,
+    ]
+
+
+def summary_html(columns: list[tuple[str, object, dict]]) -> str:
+    """An HTML table: one column per timeline (title, timeline, summary dict)."""
+    head = "".join(f"<th style='text-align:right'>{html.escape(t)}</th>" for t, _, _ in columns)
+    values = [summary_row_values(tl, s) for _, tl, s in columns]
+    rows = []
+    for r, (label, fmt) in enumerate(SUMMARY_ROWS):
+        cells = "".join(
+            "<td style='text-align:right'>" + ("–" if v[r] is None else fmt.format(v[r])) + "</td>"
+            for v in values
+        )
+        rows.append(f"<tr><td>{html.escape(label)}</td>{cells}</tr>")
+    return (
+        "<table class='graphlab-summary' style='font-size:12px'>"
+        f"<tr><th></th>{head}</tr>{''.join(rows)}</table>"
+    )
+
+
+class TimelineView(StaticFallback, widgets.HBox):
+    """Eager and graph timelines stacked on one shared, zoomable time axis, with a summary.
+
+    Args:
+        eager: a :class:`graphlab.Timeline`, a recording (``graphlab.recording(name)``, which
+            then supplies both timelines) or a ``graphlab.compare`` result.
+        graph: the graph-replay timeline (same kinds of input). Either one may be left out.
+
+    Each timeline starts at zero. Lanes: host launch calls (and host syncs) on top, one lane per
+    GPU stream below; the GPU's idle gaps are shaded. Hover a bar for the kernel's name, duration
+    and launch latency. Above ``figures.LOD_EVENTS`` events the view merges
+    bars closer than a pixel and refines them as you zoom in
+    (level of detail, see :mod:`graphlab.widgets.lod`).
+
+    Attributes: ``figure`` (the plotly FigureWidget), ``panels`` (what is drawn) and
+    ``summaries`` (title -> ``Timeline.summary().to_dict()``).
+    """
+
+    def __init__(self, eager=None, graph=None):
+        self._load(pick_timelines(eager, graph))
+        self.figure = timeline_figure(self.panels, widget=True)
+        ranges = [f"xaxis{'' if i == 0 else i + 1}.range" for i in range(len(self.panels))]
+        self.figure.layout.on_change(self._refine, *ranges)
+        self._summary = widgets.HTML(self._summary_html)
+        plot = widgets.Box([self.figure], layout=widgets.Layout(flex="1 1 0%", min_width="0"))
+        super().__init__(
+            [plot, self._summary],
+            layout=widgets.Layout(width="100%", align_items="flex-start"),
+        )
+
+    def _load(self, picked: list[tuple]) -> None:
+        self.summaries = {title: tl.summary().to_dict() for title, tl, _ in picked}
+        self.panels = [
+            panel_of(title, tl, source, device_gaps_ns(tl)) for title, tl, source in picked
+        ]
+        self._summary_html = summary_html([(t, tl, self.summaries[t]) for t, tl, _ in picked])
+
+    @property
+    def events(self) -> int:
+        """Events drawn, over all panels."""
+        return sum(p.events for p in self.panels)
+
+    def set_timelines(self, eager=None, graph=None) -> None:
+        """Redraw in place with new timelines (what the simulator playground's sliders do)."""
+        self._load(pick_timelines(eager, graph))
+        traces = timeline_traces(self.panels, None, lod_min_gap(self.panels))
+        with self.figure.batch_update():
+            self.figure.layout = timeline_layout(self.panels)
+            if len(traces) == len(self.figure.data):
+                for trace, new in zip(self.figure.data, traces, strict=True):
+                    trace.update(new)
+            else:
+                self.figure.data = ()
+                self.figure.add_traces(traces)
+        self._summary.value = self._summary_html
+
+    def _refine(self, layout, *ranges) -> None:
+        """Zoom callback: in level-of-detail mode, redraw the bars for the new visible range."""
+        if lod_min_gap(self.panels) == 0:
+            return  # every event is drawn already
+        x_range = next((tuple(r) for r in ranges if r is not None), None)
+        traces = timeline_traces(self.panels, x_range, lod_min_gap(self.panels, x_range))
+        with self.figure.batch_update():
+            for trace, new in zip(self.figure.data, traces, strict=True):
+                for key in ("x", "y", "customdata", "text"):
+                    if key in new:
+                        setattr(trace, key, new[key])
+
+    def static_html(self) -> str:
+        """The picture as plain plotly HTML plus the summary table (no widget front end needed).
+
+        Above STATIC_EVENTS events it is the level-of-detail view of the whole range.
+        """
+        x0, x1 = full_range(self.panels)
+        min_gap = (x1 - x0) / LOD_PIXELS if self.events > STATIC_EVENTS else 0.0
+        figure = timeline_figure(self.panels, min_gap=min_gap)
+        return (
+            "<div style='display:flex;align-items:flex-start;gap:12px'>"
+            f"<div style='flex:1 1 0%;min-width:0'>{figure_html(figure)}</div>"
+            f"{self._summary_html}</div>"
+        )

@@ -1,0 +1,258 @@
+"""graphlab.widgets checked through their state, without a browser.
+
+The timelines here are tiny hand-made tables; every expected number below was worked out by hand
+from them (see the comments), not read back from the code.
+"""
+
+from __future__ import annotations
+
+import math
+
+import nbformat
+import numpy as np
+import pytest
+from nbconvert import HTMLExporter
+
+from graphlab.errors import GraphlabError
+from graphlab.timeline import Timeline
+from graphlab.widgets import TimelineView
+from graphlab.widgets import figures as figures_module
+from graphlab.widgets.timeline_view import summary_row_values
+
+# Eager: three launch calls (5 µs each), each followed by its kernel, then a device sync.
+#   launch 1 [0, 5] µs       -> k_a [7, 9]        latency 2.0
+#   launch 2 [6, 11]         -> k_b [13, 14]      latency 2.0
+#   launch 3 [12, 17]        -> k_a [19.5, 21.5]  latency 2.5
+#   sync [17, 22]
+# GPU busy 2+1+2 = 5 µs over a span 7..21.5 = 14.5 µs; gaps 9..13 (4 µs) and 14..19.5 (5.5 µs).
+EAGER = dict(
+    kind=["launch", "kernel", "launch", "kernel", "launch", "kernel", "sync"],
+    name=["cudaLaunchKernel", "k_a", "cudaLaunchKernel", "k_b", "cudaLaunchKernel", "k_a",
+          "cudaDeviceSynchronize"],
+    start_ns=[0, 7000, 6000, 13000, 12000, 19500, 17000],
+    dur_ns=[5000, 2000, 5000, 1000, 5000, 2000, 5000],
+    device=[-1, 0, -1, 0, -1, 0, -1],
+    stream=[-1, 7, -1, 7, -1, 7, -1],
+    thread=[1, -1, 1, -1, 1, -1, 1],
+    correlation=[1, 1, 2, 2, 3, 3, -1],
+)  # fmt: skip
+
+# Graph: one cudaGraphLaunch [0, 4] µs replaying k_a, k_b, k_a, then a sync; everything shifted
+# by 1 ms to check that the picture starts at zero anyway.
+#   kernels [5, 7], [7.3, 8.3], [8.6, 10.6]: busy 5 µs, span 5.6 µs, two 0.3 µs gaps;
+#   latencies from the launch's end (4 µs): 1.0, 3.3, 4.6.
+SHIFT = 1_000_000
+GRAPH = dict(
+    kind=["launch", "kernel", "kernel", "kernel", "sync"],
+    name=["cudaGraphLaunch", "k_a", "k_b", "k_a", "cudaDeviceSynchronize"],
+    start_ns=[SHIFT + s for s in (0, 5000, 7300, 8600, 4500)],
+    dur_ns=[4000, 2000, 1000, 2000, 6500],
+    device=[-1, 0, 0, 0, -1],
+    stream=[-1, 7, 7, 7, -1],
+    thread=[1, -1, -1, -1, 1],
+    correlation=[9, 9, 9, 9, -1],
+)
+
+
+@pytest.fixture
+def eager():
+    return Timeline(**EAGER, meta={"source": "kineto", "gpu": "fixture GPU"})
+
+
+@pytest.fixture
+def graph():
+    return Timeline(**GRAPH, meta={"source": "simulator"})
+
+
+def nan_pairs(x) -> list[tuple[float, float]]:
+    """The [start, end] pairs of a NaN-separated segment array."""
+    x = np.asarray(x, dtype=float)
+    assert len(x) % 3 == 0 and np.isnan(x[2::3]).all()
+    return list(zip(x[0::3].tolist(), x[1::3].tolist(), strict=True))
+
+
+def bar_traces(view, panel: int):
+    """The bar (line) traces of one panel, idle-gap band excluded, as {name: trace}."""
+    axis = "x" if panel == 0 else f"x{panel + 1}"
+    return {
+        t.name: t
+        for t in view.figure.data
+        if t.mode == "lines" and t.xaxis == axis and not t.name.endswith("idle gaps")
+    }
+
+
+def gap_trace(view, panel: int):
+    (trace,) = [t for t in view.figure.data if t.name == f"{view.panels[panel].title}: idle gaps"]
+    return trace
+
+
+def hover_traces(view, panel: int, lane: int):
+    axis = "x" if panel == 0 else f"x{panel + 1}"
+    return [
+        t
+        for t in view.figure.data
+        if t.mode == "markers" and t.xaxis == axis and len(t.y) and t.y[0] == lane
+    ]
+
+
+def by_name(traces) -> dict:
+    """Hover traces keyed by the event name baked into their template."""
+    return {t.hovertemplate.split("</b>")[0].removeprefix("<b>"): t for t in traces}
+
+
+def test_lanes_host_on_top_then_each_stream(eager, graph):
+    view = TimelineView(eager=eager, graph=graph)
+    assert [p.title for p in view.panels] == ["eager", "graph replay"]
+    for i in range(2):
+        layout_y = view.figure.layout["yaxis" if i == 0 else f"yaxis{i + 1}"]
+        assert list(layout_y.ticktext) == ["host", "stream 7"]
+    bars = bar_traces(view, 0)
+    assert sorted(bars) == ["host: host sync", "host: launch call", "stream 7: GPU work"]
+    # One line trace per lane and colour, NaN-separated segments in µs from the first event.
+    assert nan_pairs(bars["host: launch call"].x) == [(0, 5), (6, 11), (12, 17)]
+    assert nan_pairs(bars["host: host sync"].x) == [(17, 22)]
+    assert nan_pairs(bars["stream 7: GPU work"].x) == [(7, 9), (13, 14), (19.5, 21.5)]
+    assert set(np.asarray(bars["stream 7: GPU work"].y)[0::3]) == {1.0}
+    # The graph panel starts at zero too, although its events are 1 ms later.
+    graph_bars = bar_traces(view, 1)
+    assert nan_pairs(graph_bars["host: launch call"].x) == [(0, 4)]
+    assert nan_pairs(graph_bars["stream 7: GPU work"].x) == pytest.approx(
+        [(5, 7), (7.3, 8.3), (8.6, 10.6)]
+    )
+    # Zoom is shared: the lower panel's x axis follows the upper one.
+    assert view.figure.layout.xaxis2.matches == "x"
+
+
+def test_idle_gaps_shaded_one_segment_per_gap_of_the_summary(eager, graph):
+    view = TimelineView(eager=eager, graph=graph)
+    assert nan_pairs(gap_trace(view, 0).x) == [(9, 13), (14, 19.5)]
+    assert nan_pairs(gap_trace(view, 1).x) == pytest.approx([(7, 7.3), (8.3, 8.6)])
+    for panel, timeline in enumerate((eager, graph)):
+        assert len(nan_pairs(gap_trace(view, panel).x)) == timeline.summary().gaps.count == 2
+
+
+def test_summary_numbers_are_the_timelines_own(eager, graph):
+    view = TimelineView(eager=eager, graph=graph)
+    assert view.summaries["eager"] == eager.summary().to_dict()
+    assert view.summaries["graph replay"] == graph.summary().to_dict()
+    eager_column = summary_row_values(eager, view.summaries["eager"])
+    # kernels, span, busy, idle fraction, median gap, launch calls, host µs per launch call
+    assert eager_column == pytest.approx([3, 14.5, 5.0, 9.5 / 14.5, 4.75, 3, 5.0])
+    graph_column = summary_row_values(graph, view.summaries["graph replay"])
+    assert graph_column == pytest.approx([3, 5.6, 5.0, 0.6 / 5.6, 0.3, 1, 4.0])
+    table = view.children[1].value
+    assert "14.5" in table and "65.5%" in table and "10.7%" in table and "4.750" in table
+
+
+def test_hover_shows_name_duration_and_launch_latency(eager, graph):
+    view = TimelineView(eager=eager, graph=graph)
+    gpu = by_name(hover_traces(view, 0, 1))
+    k_a, k_b = gpu["k_a"], gpu["k_b"]
+    assert list(k_a.x) == [8.0, 20.5] and list(k_a.customdata) == [2.0, 2.0]
+    assert list(k_a.marker.color) == [2.0, 2.5]
+    assert list(k_b.x) == [13.5] and list(k_b.marker.color) == [2.0]
+    assert "launch latency %{marker.color:.3f} µs" in k_a.hovertemplate
+    graph_gpu = by_name(hover_traces(view, 1, 1))
+    assert list(graph_gpu["k_a"].marker.color) == pytest.approx([1.0, 4.6])
+    assert list(graph_gpu["k_b"].marker.color) == pytest.approx([3.3])
+    # The launch call's hover: its GPU work starts 2 µs after the call returns.
+    (launch,) = [t for t in hover_traces(view, 0, 0) if "cudaLaunchKernel" in t.hovertemplate]
+    assert list(launch.marker.color) == [2.0, 2.0, 2.5]
+
+
+def test_source_banner_says_where_the_data_came_from(eager, graph):
+    view = TimelineView(eager=eager, graph=graph)
+    banners = [a.text for a in view.figure.layout.annotations]
+    assert banners == [
+        "<b>eager</b> · profiled on fixture GPU",
+        "<b>graph replay</b> · simulator: a model of the GPU, not a measurement",
+    ]
+
+
+class RecordingFixture:
+    """Shaped like graphlab.recording(name); a test fixture, not a bundled recording."""
+
+    def __init__(self, eager, graph):
+        self.meta = {"gpu": "fixture GPU", "date": "2026-01-02T03:04:05Z"}
+        self._timelines = {"eager": eager, "graph": graph}
+
+    def timeline(self, which):
+        return self._timelines[which]
+
+
+def test_recording_supplies_both_timelines_and_its_provenance(eager, graph):
+    view = TimelineView(RecordingFixture(eager, graph))
+    assert [p.title for p in view.panels] == ["eager", "graph replay"]
+    assert view.panels[1].timeline is graph
+    assert view.figure.layout.annotations[0].text.endswith("recording from fixture GPU, 2026-01-02")
+
+
+def test_one_timeline_alone(graph):
+    view = TimelineView(graph=graph)
+    assert [p.title for p in view.panels] == ["graph replay"]
+    assert list(view.summaries) == ["graph replay"]
+    assert view.figure.layout.xaxis.showticklabels is True
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [((), "needs something to show"), ((42,), "not int")],
+)
+def test_bad_input_is_one_clear_error(args, message):
+    with pytest.raises(GraphlabError, match=message):
+        TimelineView(*args)
+
+
+def test_static_figure_for_front_ends_without_widgets(eager, graph):
+    view = TimelineView(eager=eager, graph=graph)
+    bundle = view._repr_mimebundle_()
+    assert bundle["application/vnd.jupyter.widget-view+json"]["model_id"] == view.model_id
+    # nbconvert's HTML export skips a widget output with no saved widget state and falls back
+    # to text/html: the plotly figure and the summary table must be there.
+    nb = nbformat.v4.new_notebook()
+    cell = nbformat.v4.new_code_cell("TimelineView(...)")
+    cell.outputs = [nbformat.v4.new_output("display_data", data=bundle)]
+    nb.cells.append(cell)
+    html, _ = HTMLExporter().from_notebook_node(nb)
+    assert 'class="plotly-graph-div"' in html
+    assert "graphlab-summary" in html and "65.5%" in html
+
+
+def test_level_of_detail_merges_below_a_pixel_and_refines_on_zoom(monkeypatch):
+    # 10,000 kernels of 1 µs, one every 2 µs (kernel i covers [2i, 2i+1] µs): span 19,999 µs.
+    n = 10_000
+    starts = np.arange(n, dtype=np.int64) * 2000
+    timeline = Timeline(
+        kind=["kernel"] * n, name=["k"] * n, start_ns=starts, dur_ns=np.full(n, 1000),
+        device=np.zeros(n, dtype=np.int64), stream=np.full(n, 7), meta={"source": "simulator"},
+    )  # fmt: skip
+    monkeypatch.setattr(figures_module, "LOD_EVENTS", 1000)
+    view = TimelineView(graph=timeline)
+    gpu = bar_traces(view, 0)["stream 7: GPU work"]
+    # Whole view: one pixel is 19,999/2000 ≈ 10 µs, every 1 µs gap is below it: one run.
+    assert nan_pairs(gpu.x) == [(0, 19_999)]
+    assert len(gap_trace(view, 0).x) == 0
+    (merged,) = [t for t in hover_traces(view, 0, 0) if "merged" in t.hovertemplate]
+    assert merged.customdata[0][0] == n and merged.customdata[0][1] == pytest.approx(n * 1.0)
+
+    # Zoom to [100, 120] µs: a pixel is 0.01 µs, so every kernel is its own bar again. Drawn:
+    # the view plus one view width either side, [80, 140] µs.
+    view.figure.layout.xaxis.range = (100, 120)
+    expected = [(2 * i, 2 * i + 1) for i in range(n) if 2 * i <= 140 and 2 * i + 1 >= 80]
+    gpu = bar_traces(view, 0)["stream 7: GPU work"]
+    assert nan_pairs(gpu.x) == expected and len(expected) == 31
+    assert len(nan_pairs(gap_trace(view, 0).x)) == 31  # the gap after each drawn kernel
+    merged = [t for t in view.figure.data if t.hovertemplate and "merged" in t.hovertemplate]
+    assert [len(t.x) for t in merged] == [0]  # no merged runs left to hover
+
+
+def test_set_timelines_redraws_in_place(eager, graph):
+    view = TimelineView(eager=eager, graph=graph)
+    figure = view.figure
+    view.set_timelines(eager=graph, graph=eager)
+    assert view.figure is figure
+    assert nan_pairs(bar_traces(view, 0)["stream 7: GPU work"].x) == pytest.approx(
+        [(5, 7), (7.3, 8.3), (8.6, 10.6)]
+    )
+    assert view.children[1].value.index("10.7%") < view.children[1].value.index("65.5%")
+    assert math.isclose(view.summaries["graph replay"]["span_us"], 14.5)
