@@ -36,7 +36,7 @@ __all__ = [
 _LAZY = {
     "Timeline": ("graphlab.timeline", "Timeline"),
     "compare": ("graphlab.measure", "compare"),
-    "explain": ("graphlab.explain", "explain"),
+    "explain": ("graphlab.explainer", "explain"),
     "isolated": ("graphlab.isolate", "isolated"),
     "recording": ("graphlab.recordings", "recording"),
     "recordings": ("graphlab.recordings", "list_recordings"),

@@ -15,7 +15,7 @@ import pytest
 
 from graphlab.catalogue import CATALOGUE
 from graphlab.errors import CaptureError, CheckFailed
-from graphlab.explain import Explanation, explain, explained
+from graphlab.explainer import Explanation, explain, explained
 
 
 def cuda_error(description: str, enum: str) -> str:
@@ -339,3 +339,15 @@ def test_explained_lets_results_through():
         return a + b
 
     assert fine(2, 3) == 5
+
+
+def test_public_name_is_the_function_even_after_importing_the_modules():
+    import graphlab
+    import graphlab.explainer
+    import graphlab.isolate
+
+    assert graphlab.explain is graphlab.explainer.explain
+    assert graphlab.isolated is graphlab.isolate.isolated
+    assert graphlab.explain(RuntimeError("capturing stream has unjoined work")).key == (
+        "unjoined-fork"
+    )

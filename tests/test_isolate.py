@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from graphlab.explain import explain
+from graphlab.explainer import explain
 from graphlab.isolate import IsolatedFailure, demonstrate, isolated
 
 UNJOINED = "CUDA error: capturing stream has unjoined work"

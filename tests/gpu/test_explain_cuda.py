@@ -21,7 +21,7 @@ import torch
 from graphlab.checks.outputs import check_keep_outputs
 from graphlab.checks.static_inputs import check_replay_with_new_inputs
 from graphlab.errors import CheckFailed
-from graphlab.explain import explain
+from graphlab.explainer import explain
 from graphlab.isolate import IsolatedFailure, isolated
 
 pytestmark = pytest.mark.cuda

@@ -10,6 +10,9 @@ raised when the block exits, and the mistake to explain is the ``.item()`` under
 
 Code that runs learners' captures wraps them in :func:`explained`, which adds the explanation to
 the exception as a note, so it appears under the traceback without changing the exception's type.
+
+(The module is called ``explainer`` so that ``graphlab.explain`` stays the function: a submodule
+of that name would replace it as an attribute of the package as soon as it was imported.)
 """
 
 from __future__ import annotations
