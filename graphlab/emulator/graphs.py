@@ -1,0 +1,143 @@
+"""``CUDAGraph`` and the ``graph`` context manager of the emulator, named as in ``torch.cuda``.
+
+The layering follows torch: ``CUDAGraph.capture_begin/capture_end`` are the primitives, and
+``graph(g)`` wraps them the way ``torch.cuda.graph`` does: synchronize, switch to a side stream
+(graphs cannot be captured on the default stream), capture, and on the way out end the capture and
+switch back. As in torch, if ending the capture fails the stream is not switched back.
+"""
+
+from __future__ import annotations
+
+import torch
+
+from ..errors import CaptureError
+from . import state, streams
+from .capture import Capture
+from .differences import warn_once
+from .pools import get_pool, new_pool
+from .streams import Stream, default_stream, synchronize
+
+__all__ = ["CUDAGraph", "graph", "is_current_stream_capturing"]
+
+_MODES = ("global", "thread_local", "relaxed")
+
+
+def is_current_stream_capturing() -> bool:
+    """True while the current stream takes part in a capture."""
+    return state.capture is not None and state.current in state.capture.streams
+
+
+class CUDAGraph:
+    """A captured graph: the recorded operations, replayed on the very same tensors.
+
+    The graph holds every tensor allocated during its capture (its pool) until :meth:`reset`.
+    """
+
+    def __init__(self, keep_graph: bool = False):
+        self._steps = None  # the recorded (callable, args, kwargs) once captured
+        self._held = ()  # tensors allocated during capture: the graph's share of its pool
+        self._pool = None
+        self._capture = None
+
+    def capture_begin(self, pool=None, capture_error_mode: str = "global") -> None:
+        """Begin capturing the work submitted to the current stream."""
+        if state.capture is not None:
+            raise CaptureError(
+                "Another capture is under way: end it (capture_end, or leave its `with "
+                "cuda.graph(...)` block) before beginning a new one."
+            )
+        if self._steps is not None:
+            raise CaptureError(
+                "This CUDAGraph instance already owns a captured graph. To capture a new graph, "
+                "create a new instance or call reset() first."
+            )
+        if state.current == default_stream():
+            raise CaptureError(
+                "CUDA graphs must be captured on a non-default stream. (However, after capture, "
+                "it's ok to replay them on the default stream.) Use `with cuda.graph(g):`, which "
+                "switches to a side stream, or enter `with cuda.stream(cuda.Stream()):` first."
+            )
+        if capture_error_mode not in _MODES:
+            raise CaptureError(
+                f"capture_error_mode={capture_error_mode!r} is not a mode: use one of {_MODES}."
+            )
+        if capture_error_mode != "global":
+            warn_once("capture_mode")
+        if pool is not None:
+            warn_once("shared_pool_reuse")
+        self._pool = get_pool(pool) if pool is not None else new_pool()
+        self._capture = Capture(state.current, self._pool)
+        self._capture.start()
+
+    def capture_end(self) -> None:
+        """End the capture; fail as CUDA does if it was invalidated or left work unjoined."""
+        cap = self._capture
+        if cap is None:
+            raise CaptureError("capture_end() was called without a capture_begin() before it.")
+        if state.current != cap.origin:
+            raise CaptureError("Capture must end on the same stream it began on.")
+        self._capture = None
+        cap.finish()
+        if cap.failure is not None:
+            raise cap.invalidated_error()
+        unjoined = cap.unjoined()
+        if unjoined:
+            raise cap.unjoined_error(unjoined)
+        self._steps = cap.steps
+        self._held = tuple(cap.new_storages.values())
+
+    def instantiate(self) -> None:
+        """Nothing to do: the emulator replays its recording directly."""
+
+    def replay(self) -> None:
+        """Re-run every recorded operation, in order, on the captured tensors."""
+        if self._steps is None:
+            raise CaptureError(
+                "Called CUDAGraph.replay() without a preceding successful capture: capture "
+                "first, e.g. `with cuda.graph(g): out = fn(static_input)`."
+            )
+        with torch.no_grad():  # a GPU replay writes memory; it builds no autograd history
+            for op, args, kwargs in self._steps:
+                op(*args, **kwargs)
+
+    def reset(self) -> None:
+        """Drop the recording and release this graph's hold on its pool's tensors."""
+        self._steps = None
+        self._held = ()
+
+    def pool(self):
+        """The id of this graph's memory pool; pass it as ``pool=`` to share the pool."""
+        if self._pool is None:
+            raise CaptureError("This CUDAGraph has no pool yet: it has never been captured.")
+        return self._pool.id
+
+
+class graph:
+    """Context manager that captures the work of its block into ``cuda_graph``.
+
+    Arguments are those of ``torch.cuda.graph``: ``pool`` shares a memory pool (from
+    ``graph_pool_handle()`` or ``other_graph.pool()``), ``stream`` is the side stream to capture
+    on (by default one shared by all captures), ``capture_error_mode`` is accepted for
+    compatibility.
+    """
+
+    default_capture_stream: Stream | None = None
+
+    def __init__(self, cuda_graph: CUDAGraph, pool=None, stream=None, capture_error_mode="global"):
+        if stream is None and graph.default_capture_stream is None:
+            graph.default_capture_stream = Stream(_internal=True)
+        self.cuda_graph = cuda_graph
+        self.pool = pool
+        self.capture_stream = stream if stream is not None else graph.default_capture_stream
+        self.capture_error_mode = capture_error_mode
+        self._stream_ctx = None
+
+    def __enter__(self) -> None:
+        synchronize()  # as torch does: finish pending work; inside another capture this fails
+        self._stream_ctx = streams.stream(self.capture_stream)
+        self._stream_ctx.__enter__()
+        self.cuda_graph.capture_begin(self.pool, capture_error_mode=self.capture_error_mode)
+
+    def __exit__(self, *exc) -> None:
+        self.cuda_graph.capture_end()
+        self._stream_ctx.__exit__(*exc)

@@ -1,0 +1,130 @@
+"""What needs the host inside a capture, and the errors CUDA gives for it.
+
+While a stream is being captured nothing runs: kernels are recorded, not executed. Anything that
+must wait for a result on the host therefore cannot work, and CUDA refuses it with
+``cudaErrorStreamCaptureUnsupported`` ("operation not permitted when stream is capturing"). The
+refusal also *invalidates* the capture, so ending it then fails with
+``cudaErrorStreamCaptureInvalidated`` ("operation failed due to a previous error during capture");
+with ``torch.cuda.graph(...)`` that second error is the one the ``with`` block raises.
+
+Three families of operations need the host:
+
+- reading a value (``.item()``, ``.tolist()``, ``.cpu()``, ``.numpy()``, ``print(t)``,
+  ``if t:``, ``float(t)``): a copy to host memory and a wait;
+- synchronizing (``torch.cuda.synchronize()``, ``Stream/Event.synchronize()``, ``query()``);
+- operations whose output *shape* depends on the data (``nonzero``, ``unique``, ``x[mask]``,
+  ``masked_select``, ...): the size must be read back before the output can be allocated.
+"""
+
+from __future__ import annotations
+
+import torch
+
+from ..errors import CaptureError
+
+__all__ = [
+    "CUDA_MESSAGES",
+    "DYNAMIC",
+    "INVALIDATED",
+    "READ",
+    "SYNC",
+    "UNJOINED",
+    "UNSUPPORTED",
+    "capture_error",
+    "host_method",
+    "op_problem",
+]
+
+UNSUPPORTED = "cudaErrorStreamCaptureUnsupported"
+INVALIDATED = "cudaErrorStreamCaptureInvalidated"
+UNJOINED = "cudaErrorStreamCaptureUnjoined"
+
+# The runtime's own descriptions (cudaGetErrorString); torch prints them after "CUDA error: ".
+CUDA_MESSAGES = {
+    UNSUPPORTED: "operation not permitted when stream is capturing",
+    INVALIDATED: "operation failed due to a previous error during capture",
+    UNJOINED: "capture sequence contains a fork that was not joined to the primary stream",
+}
+
+READ = (
+    "copies a value from the GPU to host memory and waits for it, but captured work has not run "
+    "(capture only records it), so there is nothing to read yet.",
+    "read results after replay() and a synchronize(), outside the capture; keep host reads, "
+    "prints and `if tensor:` tests out of the captured region.",
+)
+SYNC = (
+    "waits for the GPU, but captured work does not run during capture, so the wait could "
+    "never end.",
+    "synchronize before the capture begins or after it ends, never inside it.",
+)
+DYNAMIC = (
+    "has an output whose shape depends on the data: its size must be copied back to the host "
+    "before the output can be allocated, and a graph's shapes are fixed at capture.",
+    "use a fixed-shape form instead: torch.where(mask, x, 0), masked_fill, multiplying by the "
+    "mask, or nonzero_static(size=...); or run this step outside the graph.",
+)
+
+_aten = torch.ops.aten
+_OPS = {
+    _aten._local_scalar_dense.default: ("reading a tensor's value", READ),
+    _aten.is_nonzero.default: ("`if tensor:` / bool(tensor)", READ),
+    _aten.equal.default: ("torch.equal", READ),
+    _aten.nonzero.default: ("nonzero", DYNAMIC),
+    _aten._unique2.default: ("unique", DYNAMIC),
+    _aten.unique_dim.default: ("unique(dim=...)", DYNAMIC),
+    _aten.unique_consecutive.default: ("unique_consecutive", DYNAMIC),
+    _aten.masked_select.default: ("masked_select", DYNAMIC),
+    _aten.bincount.default: ("bincount", DYNAMIC),
+}
+_MASKED_INDEX = {
+    _aten.index.Tensor: "indexing with a boolean mask (x[mask])",
+    _aten.index_put_.default: "assigning through a boolean mask (x[mask] = v)",
+    _aten.index_put.default: "assigning through a boolean mask (x[mask] = v)",
+}
+
+_T = torch.Tensor
+_METHODS = {
+    _T.item: ".item()",
+    _T.tolist: ".tolist()",
+    _T.cpu: ".cpu()",
+    _T.numpy: ".numpy()",
+    _T.__repr__: "printing a tensor",
+    _T.__format__: "formatting a tensor",
+    _T.__bool__: "`if tensor:` / bool(tensor)",
+    _T.__float__: "float(tensor)",
+    _T.__int__: "int(tensor)",
+    _T.__index__: "using a tensor as an index",
+    _T.__array__: "numpy.asarray(tensor)",
+}
+
+
+def op_problem(func, args) -> tuple[str, tuple[str, str]] | None:
+    """``(what, (why, fix))`` if aten op ``func`` called with ``args`` needs the host, else None."""
+    found = _OPS.get(func)
+    if found is not None:
+        return found
+    if func in _MASKED_INDEX and _has_mask(args[1]):
+        return _MASKED_INDEX[func], DYNAMIC
+    if func is _aten.repeat_interleave.Tensor:
+        return "repeat_interleave with tensor repeats", DYNAMIC
+    return None
+
+
+def _has_mask(indices) -> bool:
+    return any(
+        isinstance(i, torch.Tensor) and i.dtype in (torch.bool, torch.uint8) for i in indices
+    )
+
+
+def host_method(func) -> str | None:
+    """The name of Tensor method ``func`` if it reads a value on the host, else None."""
+    return _METHODS.get(func)
+
+
+def capture_error(cuda_error: str, detail: str) -> CaptureError:
+    """A :class:`CaptureError` worded like torch's (``CUDA error: <runtime message>``)."""
+    return CaptureError(
+        f"CUDA error: {CUDA_MESSAGES[cuda_error]} ({cuda_error}). {detail} "
+        "[CPU emulator; on a GPU torch raises torch.AcceleratorError with this CUDA error.]",
+        cuda_error=cuda_error,
+    )

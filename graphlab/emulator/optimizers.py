@@ -1,0 +1,33 @@
+"""Let torch's ``capturable=True`` optimizers run on CPU tensors.
+
+A training step is captured with an optimizer built with ``capturable=True`` (Adam, AdamW, ...):
+its step counter then stays a tensor on the device instead of being read on the host. torch
+checks the parameters' device against a list of devices it knows graphs for, which does not
+include the CPU; the capturable code itself is plain tensor arithmetic that runs on any device.
+The emulator adds ``"cpu"`` to that list so that lesson code written for a GPU runs unchanged.
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+
+__all__ = ["allow_capturable_optimizers"]
+
+_CHECK = "_get_capturable_supported_devices"
+
+
+def allow_capturable_optimizers() -> None:
+    """Make every torch optimizer module accept ``"cpu"`` as a capturable device (idempotent)."""
+    original = getattr(importlib.import_module("torch.optim.optimizer"), _CHECK)
+    if getattr(original, "graphlab_cpu", False):
+        return
+
+    def with_cpu(*args, **kwargs):
+        return [*original(*args, **kwargs), "cpu"]
+
+    with_cpu.graphlab_cpu = True
+    # Each optimizer module imported the function by name, so each binding is replaced.
+    for name, module in list(sys.modules.items()):
+        if name.startswith("torch.optim") and getattr(module, _CHECK, None) is original:
+            setattr(module, _CHECK, with_cpu)

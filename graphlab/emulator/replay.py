@@ -1,0 +1,136 @@
+"""How each recorded operation is replayed, decided once per aten op.
+
+A GPU replay re-runs each kernel on the same addresses. The emulator re-runs each recorded aten op
+on the same tensor objects, writing into the tensors it produced at capture:
+
+- an op that writes one of its arguments (``add_``, ``copy_``, ``out=`` forms, optimizer
+  ``_foreach_*_`` ops) is simply called again, so its writes accumulate replay after replay;
+- an op that computes a new tensor is called in its ``out=`` form, writing into the captured
+  output, when that form gives the same result at capture; otherwise (and for losses, whose
+  ``out=`` forms resize a temporary and warn on every call) it is computed and copied into the
+  output;
+- views and ``empty`` allocations do no work on a GPU and are not replayed at all.
+"""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass
+from functools import cache
+
+import torch
+from torch.utils._pytree import tree_leaves, tree_map_only
+
+__all__ = ["Plan", "plan_step"]
+
+_aten = torch.ops.aten
+_ALLOCATIONS = {
+    _aten.empty.memory_format,
+    _aten.empty_like.default,
+    _aten.empty_strided.default,
+    _aten.new_empty.default,
+    _aten.new_empty_strided.default,
+}
+
+
+@dataclass(frozen=True)
+class Plan:
+    """How to replay one aten op (see the module docstring)."""
+
+    func: object
+    written_args: tuple[tuple[int, str], ...]  # (position, name) of arguments the op writes
+    out_op: object = None  # the op's out= overload, when its arguments match
+    out_names: tuple[str, ...] = ()
+    allocation: bool = False
+    random: bool = False  # draws random numbers: its out= form cannot be checked against it
+
+    @property
+    def mutates(self) -> bool:
+        return bool(self.written_args)
+
+    def written(self, args, kwargs) -> list[torch.Tensor]:
+        """The tensors this call writes."""
+        values = [args[i] if i < len(args) else kwargs.get(name) for i, name in self.written_args]
+        return [x for x in tree_leaves(values) if isinstance(x, torch.Tensor)]
+
+    def step(self, args, kwargs, out, aliases: bool):
+        """``(callable, args, kwargs)`` that replays this call, or None if it does no work."""
+        if self.mutates:
+            return self.func, args, kwargs
+        if self.allocation or aliases or not _has_tensor(out):
+            return None
+        if self.out_op is not None and not self.random:
+            outs = out if len(self.out_names) > 1 else (out,)
+            out_kwargs = {**kwargs, **dict(zip(self.out_names, outs, strict=True))}
+            if _same_result(self.out_op, args, out_kwargs):
+                return self.out_op, args, out_kwargs
+        return _copy_into, (self.func, args, kwargs, out), {}
+
+
+@cache
+def plan_step(func) -> Plan:
+    """The :class:`Plan` for aten op overload ``func``."""
+    schema = func._schema
+    written = tuple(
+        (i, a.name)
+        for i, a in enumerate(schema.arguments)
+        if a.alias_info is not None and a.alias_info.is_write
+    )
+    if written:
+        return Plan(func, written)
+    if func in _ALLOCATIONS:
+        return Plan(func, (), allocation=True)
+    out_op, out_names = _out_overload(func)
+    random = torch.Tag.nondeterministic_seeded in func.tags
+    return Plan(func, (), out_op, out_names, random=random)
+
+
+def _out_overload(func):
+    """The ``out=`` overload taking the same arguments as ``func`` (e.g. add.Tensor -> add.out)."""
+    packet = func.overloadpacket
+    name = func._overloadname
+    wanted = [a.name for a in func._schema.arguments]
+    if "reduction" in wanted:
+        return None, ()
+    for candidate in ("out",) if name == "default" else (f"{name}_out", "out"):
+        if candidate not in packet.overloads():
+            continue
+        op = getattr(packet, candidate)
+        args = op._schema.arguments
+        outs = tuple(a.name for a in args if a.is_out)
+        if [a.name for a in args if not a.is_out] == wanted and len(outs) == len(
+            func._schema.returns
+        ):
+            return op, outs
+    return None, ()
+
+
+def _same_result(out_op, args, out_kwargs) -> bool:
+    """Whether ``out_op`` writes exactly the captured outputs, without resizing (tried once)."""
+    expected = {name: v for name, v in out_kwargs.items() if name in _out_names(out_op)}
+    scratch = tree_map_only(torch.Tensor, torch.empty_like, expected)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # torch warns when an out= form resizes its output
+        try:
+            out_op(*args, **{**out_kwargs, **scratch})
+        except Exception:  # an out= form refusing these arguments just means: do not use it
+            return False
+    pairs = zip(tree_leaves(expected), tree_leaves(scratch), strict=True)
+    return all(
+        a.shape == b.shape and a.stride() == b.stride() and torch.equal(a, b) for a, b in pairs
+    )
+
+
+def _out_names(op) -> set[str]:
+    return {a.name for a in op._schema.arguments if a.is_out}
+
+
+def _has_tensor(out) -> bool:
+    return any(isinstance(x, torch.Tensor) for x in tree_leaves(out))
+
+
+def _copy_into(func, args, kwargs, captured) -> None:
+    fresh = tree_leaves(func(*args, **kwargs))
+    for dst, src in zip(tree_leaves(captured), fresh, strict=True):
+        if isinstance(dst, torch.Tensor):
+            dst.copy_(src)
