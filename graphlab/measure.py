@@ -258,10 +258,10 @@ def capture(fn: Callable[..., Any], *inputs: torch.Tensor, warmup: int = 3) -> C
     ``inputs`` are CUDA tensors; the graph gets clones of them as its static buffers.
     Raises NeedsGPUError without a GPU and CaptureError when ``fn`` cannot be captured.
     """
+    _check_count("warmup", warmup)
     require_gpu("graphlab.measure.capture")
     import torch
 
-    _check_count("warmup", warmup)
     _check_inputs(inputs)
     static = tuple(x.clone() for x in inputs)
     stream = torch.cuda.Stream()
@@ -318,15 +318,16 @@ def compare(
         NeedsGPUError: no CUDA device (use the recordings instead).
         CaptureError: ``fn`` could not be captured; the message carries CUDA's reason.
     """
-    require_gpu("graphlab.compare")
-    import torch
-
     for what, value in [
+        ("warmup", warmup),
         ("repeats", repeats),
         ("iterations", iterations),
         ("profile_iterations", profile_iterations),
     ]:
         _check_count(what, value)
+    require_gpu("graphlab.compare")
+    import torch
+
     captured = capture(fn, *inputs, warmup=warmup)
     fresh = [tuple(x.clone() for x in inputs) for _ in range(FRESH_INPUT_SETS)]
     first_replay_us = _event_time_us(captured.replay, 1)
@@ -388,9 +389,6 @@ def cumulative_totals(
     from a process that has already run ``fn`` (the warm-up), so lazy initialisation counts for
     neither. This is the measured counterpart of the model N* = C / (t_eager − t_replay).
     """
-    require_gpu("graphlab.measure.cumulative_totals")
-    import torch
-
     counts = tuple(counts)
     if not counts or any(isinstance(n, bool) or not isinstance(n, int) or n < 1 for n in counts):
         raise GraphlabError(f"counts must be positive whole numbers, not {counts!r}")
@@ -398,6 +396,9 @@ def cumulative_totals(
         raise GraphlabError(f"counts must be strictly increasing, not {counts!r}")
     _check_count("repeats", repeats)
     _check_count("warmup", warmup)
+    require_gpu("graphlab.measure.cumulative_totals")
+    import torch
+
     _check_inputs(inputs)
 
     static = tuple(x.clone() for x in inputs)

@@ -221,6 +221,11 @@ def _load(path: Path) -> Recording:
         text = path.read_text(encoding="utf-8")
     except OSError as exc:
         raise RecordingError(f"cannot read {path}: {exc.strerror}") from None
+    except UnicodeDecodeError:
+        raise RecordingError(
+            f"{path} is not a JSON text file (recordings are JSON written by `graphlab record`; "
+            "graphlab never unpickles files)"
+        ) from None
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:

@@ -1,0 +1,384 @@
+"""The recordings loader, ``graphlab recordings`` and the recording writer of ``graphlab record``.
+
+Every recording used here is a FIXTURE written into pytest's tmp_path by ``fixture_recording``:
+its numbers are made up for the test and its GPU is labelled as a test fixture. Real recordings
+come only from ``graphlab record`` on a GPU (the cuda-marked test at the end runs it).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import pickle
+import stat
+
+import pytest
+import torch
+
+from graphlab.commands import recordings as recordings_command
+from graphlab.errors import NeedsGPUError, RecordingError
+from graphlab.record import experiments, record, write_recording
+from graphlab.recordings import RECORDINGS_DIR, SCHEMA, Recording, list_recordings, recording
+from graphlab.timeline import Timeline
+
+FIXTURE_GPU = "NVIDIA H200 (test fixture)"
+
+
+def fixture_timeline(mode: str) -> Timeline:
+    """Two launches and their kernels (eager), or one graph launch and two kernels (graph)."""
+    if mode == "eager":
+        return Timeline(
+            kind=["launch", "kernel", "launch", "kernel"],
+            name=["cudaLaunchKernel", "add", "cudaLaunchKernel", "add"],
+            start_ns=[0, 5_000, 7_000, 12_000],
+            dur_ns=[4_000, 1_000, 4_000, 1_000],
+            device=[-1, 0, -1, 0],
+            stream=[-1, 7, -1, 7],
+            thread=[1, -1, 1, -1],
+            correlation=[1, 1, 2, 2],
+        )
+    return Timeline(
+        kind=["launch", "kernel", "kernel"],
+        name=["cudaGraphLaunch", "add", "add"],
+        start_ns=[0, 6_000, 7_300],
+        dur_ns=[5_000, 1_000, 1_000],
+        device=[-1, 0, 0],
+        stream=[-1, 7, 7],
+        thread=[1, -1, -1],
+        correlation=[3, 3, 3],
+    )
+
+
+def fixture_recording(name: str = "chain_2_k8", **changes) -> dict:
+    data = {
+        "schema": SCHEMA,
+        "name": name,
+        "meta": {
+            "gpu": FIXTURE_GPU,
+            "driver": "000.00 (fixture)",
+            "torch": "0.0 (fixture)",
+            "cuda": "0.0",
+            "python": "3.11.0",
+            "date": "2026-12-02T16:00:00+00:00",
+            "graphlab": "0.1.0",
+            "command": "tests/test_recordings.py fixture",
+        },
+        "experiment": {"kind": "chain", "kernels": 2, "numel": 8},
+        "timings": {
+            "capture_us": 100.0,
+            "first_replay_us": 20.0,
+            "eager_us": 12.0,
+            "replay_us": 3.0,
+            "eager_end_to_end_us": 14.0,
+            "replay_end_to_end_us": 4.0,
+            "eager_spread_us": [11.0, 13.0],
+            "replay_spread_us": [2.5, 3.5],
+            "repeats": 5,
+            "iterations": 10,
+            "break_even": 10.0,
+        },
+        "timelines": {mode: fixture_timeline(mode).to_dict() for mode in ("eager", "graph")},
+    }
+    data.update(changes)
+    return data
+
+
+def write_json(folder, name: str, data) -> None:
+    (folder / f"{name}.json").write_text(json.dumps(data), encoding="utf-8")
+
+
+# ------------------------------------------------------------------------------ loading
+
+
+def test_recording_loads_a_fixture_with_its_fields(tmp_path):
+    data = fixture_recording()
+    write_recording(data, tmp_path)
+    rec = recording("chain_2_k8", tmp_path)
+    assert isinstance(rec, Recording)
+    assert rec.name == "chain_2_k8"
+    assert rec.meta == data["meta"]
+    assert rec.experiment == {"kind": "chain", "kernels": 2, "numel": 8}
+    assert rec.timings == data["timings"]
+    assert rec.date == "2026-12-02"
+    assert rec.path == tmp_path / "chain_2_k8.json"
+    assert rec.to_dict() == data
+
+
+def test_label_names_gpu_driver_torch_date_and_command(tmp_path):
+    write_recording(fixture_recording(), tmp_path)
+    assert recording("chain_2_k8", tmp_path).label == (
+        "recorded on NVIDIA H200 (test fixture) (driver 000.00 (fixture), torch 0.0 (fixture), "
+        "2026-12-02) by `graphlab record`"
+    )
+
+
+def test_timeline_rebuilds_the_stored_table_and_carries_the_label(tmp_path):
+    write_recording(fixture_recording(), tmp_path)
+    rec = recording("chain_2_k8", tmp_path)
+    graph = rec.timeline("graph")
+    assert list(graph.kind) == ["launch", "kernel", "kernel"]
+    assert list(graph.name) == ["cudaGraphLaunch", "add", "add"]
+    assert list(graph.start_ns) == [0, 6_000, 7_300]
+    assert list(graph.correlation) == [3, 3, 3]
+    assert graph.meta["label"] == rec.label
+    assert graph.meta["recording"] == "chain_2_k8"
+    eager = rec.timeline("eager")
+    assert list(eager.end_ns) == [4_000, 6_000, 11_000, 13_000]
+
+
+def test_timeline_of_an_unknown_mode_is_refused(tmp_path):
+    write_recording(fixture_recording(), tmp_path)
+    with pytest.raises(RecordingError, match=r"no timeline 'replay'.*'eager', 'graph'"):
+        recording("chain_2_k8", tmp_path).timeline("replay")
+
+
+def test_damaged_timeline_is_a_recording_error(tmp_path):
+    data = fixture_recording()
+    data["timelines"]["graph"] = {"schema": "graphlab.timeline/1", "names": [], "events": {}}
+    write_json(tmp_path, "chain_2_k8", data)
+    rec = recording("chain_2_k8", tmp_path)
+    with pytest.raises(RecordingError, match="graph timeline of recording 'chain_2_k8' is damaged"):
+        rec.timeline("graph")
+
+
+def test_unknown_name_lists_the_available_ones(tmp_path):
+    for name in ("chain_10_k8", "chain_2_k8"):
+        write_recording(fixture_recording(name), tmp_path)
+    with pytest.raises(RecordingError) as info:
+        recording("chain_3_k8", tmp_path)
+    assert "no recording named 'chain_3_k8'" in str(info.value)
+    assert str(info.value).endswith("available: chain_2_k8, chain_10_k8")
+
+
+def test_unknown_name_in_an_empty_folder_says_how_recordings_are_made(tmp_path):
+    with pytest.raises(RecordingError, match=r"available: none yet .*`graphlab record`"):
+        recording("chain_10_k4096", tmp_path)
+
+
+@pytest.mark.parametrize("name", ["../chain_2_k8", "", "chain_2_k8.json"])
+def test_names_that_are_not_plain_recording_names_are_refused(tmp_path, name):
+    write_recording(fixture_recording(), tmp_path)
+    with pytest.raises(RecordingError, match="no recording named"):
+        recording(name, tmp_path)
+
+
+def test_list_recordings_sorts_numbers_naturally(tmp_path):
+    for name in ("chain_1000_k8", "chain_10_k8", "break_even_x", "chain_100_k8"):
+        write_recording(fixture_recording(name), tmp_path)
+    names = [rec.name for rec in list_recordings(tmp_path)]
+    assert names == ["break_even_x", "chain_10_k8", "chain_100_k8", "chain_1000_k8"]
+
+
+def test_list_recordings_of_a_missing_folder_is_an_error(tmp_path):
+    with pytest.raises(RecordingError, match="is not a folder of recordings"):
+        list_recordings(tmp_path / "nowhere")
+
+
+def test_bundled_recordings_all_load_and_name_a_gpu():
+    # Holds for any number of bundled files, including none before the first GPU run.
+    for rec in list_recordings():
+        assert rec.path.parent == RECORDINGS_DIR
+        assert rec.meta["gpu"]
+        assert rec.label.startswith(f"recorded on {rec.meta['gpu']} (driver ")
+
+
+# ----------------------------------------------------------------------- bad recordings
+
+
+def test_truncated_file_is_reported_with_its_position(tmp_path):
+    text = json.dumps(fixture_recording())
+    (tmp_path / "chain_2_k8.json").write_text(text[: len(text) // 2], encoding="utf-8")
+    with pytest.raises(RecordingError, match=r"is not valid JSON \(truncated or damaged at line 1"):
+        recording("chain_2_k8", tmp_path)
+
+
+def test_a_pickle_is_never_unpickled(tmp_path):
+    (tmp_path / "chain_2_k8.json").write_bytes(pickle.dumps(fixture_recording()))
+    with pytest.raises(RecordingError, match="never unpickles"):
+        recording("chain_2_k8", tmp_path)
+
+
+def test_json_that_is_not_an_object_is_refused(tmp_path):
+    write_json(tmp_path, "chain_2_k8", [1, 2, 3])
+    with pytest.raises(RecordingError, match="not a graphlab recording"):
+        recording("chain_2_k8", tmp_path)
+
+
+def test_wrong_schema_is_refused(tmp_path):
+    write_json(tmp_path, "chain_2_k8", fixture_recording(schema="graphlab.recording/0"))
+    with pytest.raises(RecordingError, match=r"schema is 'graphlab.recording/0', expected"):
+        recording("chain_2_k8", tmp_path)
+
+
+def test_missing_meta_gpu_is_refused(tmp_path):
+    data = fixture_recording()
+    del data["meta"]["gpu"]
+    write_json(tmp_path, "chain_2_k8", data)
+    with pytest.raises(RecordingError, match="meta lacks gpu"):
+        recording("chain_2_k8", tmp_path)
+
+
+@pytest.mark.parametrize("gpu", ["cpu", "  ", "Emulator", "unknown"])
+def test_meta_that_names_no_real_gpu_is_refused(tmp_path, gpu):
+    data = fixture_recording()
+    data["meta"]["gpu"] = gpu
+    write_json(tmp_path, "chain_2_k8", data)
+    with pytest.raises(RecordingError, match="names no real GPU"):
+        recording("chain_2_k8", tmp_path)
+
+
+def test_bad_date_is_refused(tmp_path):
+    data = fixture_recording()
+    data["meta"]["date"] = "yesterday"
+    write_json(tmp_path, "chain_2_k8", data)
+    with pytest.raises(RecordingError, match="'yesterday' is not an ISO date"):
+        recording("chain_2_k8", tmp_path)
+
+
+def test_missing_timing_keys_are_named(tmp_path):
+    data = fixture_recording()
+    del data["timings"]["break_even"], data["timings"]["capture_us"]
+    write_json(tmp_path, "chain_2_k8", data)
+    with pytest.raises(RecordingError, match="timings lack capture_us, break_even"):
+        recording("chain_2_k8", tmp_path)
+
+
+@pytest.mark.parametrize("key", ["experiment", "timelines", "meta", "name"])
+def test_missing_sections_are_named(tmp_path, key):
+    data = fixture_recording()
+    del data[key]
+    write_json(tmp_path, "chain_2_k8", data)
+    with pytest.raises(RecordingError, match=f"missing or malformed '{key}'"):
+        recording("chain_2_k8", tmp_path)
+
+
+def test_missing_graph_timeline_is_refused(tmp_path):
+    data = fixture_recording()
+    del data["timelines"]["graph"]
+    write_json(tmp_path, "chain_2_k8", data)
+    with pytest.raises(RecordingError, match="no 'graph' timeline"):
+        recording("chain_2_k8", tmp_path)
+
+
+def test_file_must_be_named_after_its_recording(tmp_path):
+    write_json(tmp_path, "chain_2_k8", fixture_recording("chain_3_k8"))
+    with pytest.raises(RecordingError, match=r"holds recording 'chain_3_k8'.*\(chain_3_k8.json\)"):
+        recording("chain_2_k8", tmp_path)
+
+
+# ------------------------------------------------------------------------------ writing
+
+
+def test_write_recording_writes_compact_json_readable_by_all(tmp_path):
+    path = write_recording(fixture_recording(), tmp_path / "new")
+    assert path == tmp_path / "new" / "chain_2_k8.json"
+    assert json.loads(path.read_text(encoding="utf-8")) == fixture_recording()
+    assert ", " not in path.read_text(encoding="utf-8")
+    assert stat.S_IMODE(path.stat().st_mode) == 0o644
+    assert [p.name for p in path.parent.iterdir()] == ["chain_2_k8.json"]
+
+
+def test_write_recording_refuses_bad_data_and_leaves_the_old_file(tmp_path):
+    write_recording(fixture_recording(), tmp_path)
+    before = (tmp_path / "chain_2_k8.json").read_bytes()
+    bad = fixture_recording()
+    bad["meta"]["gpu"] = "cpu"
+    with pytest.raises(RecordingError, match="names no real GPU"):
+        write_recording(bad, tmp_path)
+    nan = fixture_recording()
+    nan["timings"]["eager_us"] = float("nan")
+    with pytest.raises(ValueError):
+        write_recording(nan, tmp_path)
+    assert (tmp_path / "chain_2_k8.json").read_bytes() == before
+    assert [p.name for p in tmp_path.iterdir()] == ["chain_2_k8.json"]
+
+
+# --------------------------------------------------------------------------- the commands
+
+
+def run_recordings_command(capsys, *argv: str) -> str:
+    parser = argparse.ArgumentParser()
+    recordings_command.add_arguments(parser)
+    assert recordings_command.run(parser.parse_args(argv)) == 0
+    return capsys.readouterr().out
+
+
+def test_recordings_command_prints_a_table(tmp_path, capsys):
+    write_recording(fixture_recording("chain_2_k8"), tmp_path)
+    extra = fixture_recording("break_even_x")
+    extra["experiment"] = {"kind": "break_even"}
+    extra["meta"]["date"] = "2026-11-30T23:59:59Z"
+    write_recording(extra, tmp_path)
+    out = run_recordings_command(capsys, "--dir", str(tmp_path))
+    assert out.splitlines() == [
+        "name          experiment  gpu                         date",
+        "break_even_x  break_even  NVIDIA H200 (test fixture)  2026-11-30",
+        "chain_2_k8    chain       NVIDIA H200 (test fixture)  2026-12-02",
+    ]
+
+
+def test_recordings_command_json(tmp_path, capsys):
+    write_recording(fixture_recording(), tmp_path)
+    out = run_recordings_command(capsys, "--dir", str(tmp_path), "--json")
+    assert json.loads(out) == [
+        {"name": "chain_2_k8", "experiment": "chain", "gpu": FIXTURE_GPU, "date": "2026-12-02"}
+    ]
+
+
+def test_recordings_command_on_an_empty_folder(tmp_path, capsys):
+    out = run_recordings_command(capsys, "--dir", str(tmp_path))
+    assert out == f"no recordings in {tmp_path} yet: they are made on a GPU by `graphlab record`\n"
+    assert json.loads(run_recordings_command(capsys, "--dir", str(tmp_path), "--json")) == []
+
+
+# ------------------------------------------------------------------------ the experiments
+
+
+def test_full_plan_covers_the_chains_and_break_even_workloads():
+    plan = {e.name: e for e in experiments()}
+    chains = {name for name, e in plan.items() if e.kind == "chain"}
+    assert chains == {
+        f"chain_{kernels}_k{numel}"
+        for kernels in (10, 100, 1000)
+        for numel in (4096, 262144, 16777216)
+    }
+    break_even = [e for e in plan.values() if e.kind == "break_even"]
+    assert len(break_even) >= 3
+    assert all(e.counts[0] == 1 and e.counts == tuple(sorted(e.counts)) for e in break_even)
+    assert not any(e.quick for e in plan.values())
+
+
+def test_quick_plan_is_small_and_marked():
+    plan = experiments(quick=True)
+    assert 1 <= len(plan) <= 4
+    assert all(e.quick and e.repeats <= 5 for e in plan)
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="checks the message shown without a GPU")
+def test_record_without_gpu_says_where_recordings_are_and_writes_nothing(tmp_path):
+    with pytest.raises(NeedsGPUError, match=r"`graphlab recordings`.*graphlab.recording\(name\)"):
+        record(out_dir=tmp_path / "out")
+    assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.cuda
+def test_quick_record_writes_recordings_the_loader_accepts(tmp_path):
+    paths = record(out_dir=tmp_path, quick=True, command="graphlab record --quick (test)")
+    recs = list_recordings(tmp_path)
+    assert sorted(p.stem for p in paths) == sorted(r.name for r in recs)
+    assert {e.name for e in experiments(quick=True)} == {r.name for r in recs}
+    for rec in recs:
+        assert rec.meta["gpu"] == torch.cuda.get_device_name(0)
+        assert rec.meta["command"] == "graphlab record --quick (test)"
+        assert rec.experiment["quick"] is True
+        for mode in ("eager", "graph"):
+            assert rec.timeline(mode).is_gpu.any()
+    chain = recording("chain_100_k4096", tmp_path)
+    assert 0 < chain.timings["replay_us"] < chain.timings["eager_us"]
+    graph = chain.timeline("graph")
+    assert (graph.name == "cudaGraphLaunch").sum() == chain.experiment["profile_iterations"]
+    assert (graph.kind == "kernel").sum() == 100 * chain.experiment["profile_iterations"]
+    cumulative = recording("break_even_chain_10_k4096", tmp_path).timings["cumulative"]
+    assert cumulative["counts"] == [1, 2, 5, 10, 20]
+    eager = cumulative["eager_total_us"]
+    assert eager == sorted(eager) and len(set(eager)) == len(eager)
