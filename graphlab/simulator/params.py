@@ -121,8 +121,12 @@ def _read_calibration(path: Path) -> dict[str, Any]:
         raise SimulatorError(f"calibrated parameters at {path} are unreadable: {exc}") from None
 
 
-def calibrated(path: Path = CALIBRATED_PATH) -> SimParams:
-    """The parameters fitted to the bundled GPU recordings (SimulatorError if there are none)."""
+def calibrated(path: Path | None = None) -> SimParams:
+    """The parameters fitted to the GPU recordings, with their provenance in ``.calibration``.
+
+    ``path`` defaults to the bundled :data:`CALIBRATED_PATH`; SimulatorError if it is missing.
+    """
+    path = CALIBRATED_PATH if path is None else Path(path)
     data = _read_calibration(path)
     try:
         return SimParams(**data["params"], calibration=data["provenance"])

@@ -1,0 +1,205 @@
+"""``graphlab simulate``: a chain of kernels run eagerly and as a graph replay, simulated.
+
+The same N kernels are run once eagerly (N launches, then a sync) and once as one replay of a
+captured graph (one launch, then a sync), with the calibrated H200 parameters unless flags
+override them. It prints the total, the cost per kernel and the GPU's idle fraction for each,
+and the break-even count N* = C / (t_eager - t_replay): how many steps a capture costing C needs
+to pay for itself. C comes from the calibrated capture model (a fixed part plus a part per
+kernel, fitted to the capture times measured with the recordings) unless --capture-us is given.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import tempfile
+from pathlib import Path
+
+HELP = "Simulate N kernels eager vs one graph replay: totals, idle time, break-even."
+
+# Flag -> SimParams field, for the numbers a user may override.
+_PARAM_FLAGS = {
+    "host_us": "host time per eager launch (Python + dispatch + cudaLaunchKernel)",
+    "launch_latency_us": "end of a launch call to the earliest start of its work on the GPU",
+    "graph_launch_us": "host time per replay (graph.replay() + cudaGraphLaunch)",
+    "node_gap_us": "device gap between dependent nodes of a replay",
+    "sync_us": "host time a synchronize takes once the GPU is done",
+}
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--kernels", type=int, required=True, metavar="N", help="kernels per step")
+    parser.add_argument(
+        "--kernel-us", type=float, required=True, metavar="D", help="duration of each kernel (µs)"
+    )
+    for name, text in _PARAM_FLAGS.items():
+        flag = "--" + name.replace("_", "-")
+        parser.add_argument(flag, type=float, metavar="US", help=f"{text}; default: calibrated")
+    parser.add_argument(
+        "--capture-us",
+        type=float,
+        metavar="C",
+        help="capture cost for the break-even count; default: the calibrated capture model",
+    )
+    parser.add_argument(
+        "--sync-every",
+        type=int,
+        metavar="K",
+        help="host sync after every K kernels (the graph is then one graph per K kernels)",
+    )
+    parser.add_argument("--json", action="store_true", help="print one JSON object")
+    parser.add_argument(
+        "--trace",
+        metavar="OUT.json",
+        help="also write both simulated timelines as one Chrome trace (processes eager, graph)",
+    )
+
+
+def _params(args: argparse.Namespace):
+    """Calibrated parameters with the user's overrides; without calibration, all must be given."""
+    from ..errors import SimulatorError
+    from ..simulator import params as simulator_params
+
+    given = {name: getattr(args, name) for name in _PARAM_FLAGS}
+    if simulator_params.CALIBRATED_PATH.exists():
+        return simulator_params.calibrated().replace(**given)
+    missing = ["--" + name.replace("_", "-") for name, value in given.items() if value is None]
+    if missing:
+        raise SimulatorError(
+            "the simulator has no calibrated parameters yet (no GPU recordings have been fitted), "
+            f"so pass them all: missing {' '.join(missing)}"
+        )
+    return simulator_params.SimParams(**given)
+
+
+def _figures(timeline, kernels: int) -> dict:
+    total_us = int(timeline.end_ns.max()) / 1000
+    return {
+        "total_us": total_us,
+        "per_kernel_us": total_us / kernels,
+        "idle_fraction": timeline.summary().idle_fraction,
+    }
+
+
+def simulate_both(args: argparse.Namespace) -> tuple[dict, dict]:
+    """Run both simulations; return the result object and the two timelines."""
+    from ..simulator import breakeven, chain, eager, graph, simulate
+    from ..simulator.params import check_duration
+
+    params = _params(args)
+    step = chain(args.kernels, args.kernel_us)
+    timelines = {
+        "eager": simulate(eager(step, params, sync_every=args.sync_every)),
+        "graph": simulate(graph(step, params, sync_every=args.sync_every)),
+    }
+    result = {mode: _figures(t, args.kernels) for mode, t in timelines.items()}
+    if args.capture_us is not None:
+        capture_us, capture_source = check_duration("--capture-us", args.capture_us), "--capture-us"
+    else:
+        capture_us = params.capture_us(args.kernels)
+        capture_source = (
+            "calibrated model: capture_base_us + kernels * capture_per_kernel_us"
+            if capture_us is not None
+            else "unknown: pass --capture-us"
+        )
+    result["capture_us"] = capture_us
+    result["capture_source"] = capture_source
+    result["break_even"] = (
+        None
+        if capture_us is None
+        else breakeven(capture_us, result["eager"]["total_us"], result["graph"]["total_us"])
+    )
+    result["params"] = params.to_dict()
+    result["calibration"] = params.calibration
+    result["workload"] = {
+        "kernels": args.kernels,
+        "kernel_us": args.kernel_us,
+        "sync_every": args.sync_every,
+    }
+    return result, timelines
+
+
+def combined_chrome_trace(timelines: dict) -> dict:
+    """One Chrome trace holding several timelines, one process per name (``eager``, ``graph``).
+
+    Each timeline's own export is reused; its events move to the process of its name, with the
+    host thread and each GPU stream as labelled threads.
+    """
+    events = []
+    for pid, (label, timeline) in enumerate(timelines.items(), start=1):
+        trace = json.loads(timeline.to_chrome_trace())
+        events.append({"name": "process_name", "ph": "M", "pid": pid, "args": {"name": label}})
+        lanes = {}
+        for event in trace["traceEvents"]:
+            if event.get("ph") != "X":
+                continue
+            # Streams and host threads share one process here: keep their thread ids apart.
+            stream = event["args"].get("stream")
+            if stream is None:
+                tid, lanes[event["tid"]] = event["tid"], f"host thread {event['tid']}"
+            else:
+                tid = _STREAM_TID + stream
+                lanes[tid] = f"stream {stream}"
+            events.append({**event, "pid": pid, "tid": tid})
+        events.extend(
+            {"name": "thread_name", "ph": "M", "pid": pid, "tid": tid, "args": {"name": lane}}
+            for tid, lane in lanes.items()
+        )
+    return {"displayTimeUnit": "ns", "traceEvents": events}
+
+
+_STREAM_TID = 1000  # thread id of stream s in the combined trace: 1000 + s
+
+
+def _write_atomically(path: Path, text: str) -> None:
+    """Write through a temp file in the same folder and rename it: no partial file, ever."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    handle, temp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8") as out:
+            out.write(text)
+        os.replace(temp, path)
+    except BaseException:
+        Path(temp).unlink(missing_ok=True)
+        raise
+
+
+def _report(result: dict) -> str:
+    lines = [
+        f"simulated: {result['workload']['kernels']} kernels of "
+        f"{result['workload']['kernel_us']:g} µs"
+    ]
+    for mode in ("eager", "graph"):
+        r = result[mode]
+        lines.append(
+            f"  {mode:<6} total {r['total_us']:>12,.3f} µs   per kernel "
+            f"{r['per_kernel_us']:>9,.3f} µs   GPU idle {r['idle_fraction']:.1%}"
+        )
+    n_star = result["break_even"]
+    if result["capture_us"] is None:
+        lines.append("  break-even: unknown (no capture cost: pass --capture-us)")
+    elif n_star is None:
+        lines.append("  break-even: never (a replay is not faster than eager here)")
+    else:
+        lines.append(
+            f"  break-even: N* = {n_star:,.2f} steps (capture {result['capture_us']:,.1f} µs)"
+        )
+    source = "calibrated" if result["calibration"] else "given by hand"
+    numbers = ", ".join(f"{k}={v:g}" for k, v in result["params"].items() if v is not None)
+    lines.append(f"  parameters ({source}): {numbers}")
+    return "\n".join(lines)
+
+
+def run(args: argparse.Namespace) -> int:
+    result, timelines = simulate_both(args)
+    if args.trace:
+        from ..errors import SimulatorError
+
+        text = json.dumps(combined_chrome_trace(timelines), separators=(",", ":"))
+        try:
+            _write_atomically(Path(args.trace), text)
+        except OSError as exc:
+            raise SimulatorError(f"could not write the trace to {args.trace}: {exc}") from None
+    print(json.dumps(result, indent=2) if args.json else _report(result))
+    return 0

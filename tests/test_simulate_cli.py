@@ -1,0 +1,170 @@
+"""``graphlab simulate``: JSON figures worked out by hand, the Chrome trace, and bad arguments.
+
+Parameters are passed by hand (not GPU measurements) so that the expected values are simple
+arithmetic; the calibrated file is replaced by a path that does not exist, or by a fixture.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from graphlab.cli import main
+from graphlab.simulator import params as simulator_params
+
+HAND = [
+    "--host-us", "5", "--launch-latency-us", "0", "--graph-launch-us", "3",
+    "--node-gap-us", "0.5", "--sync-us", "0",
+]  # fmt: skip
+
+
+@pytest.fixture(autouse=True)
+def no_calibration(tmp_path, monkeypatch):
+    """Every test starts with no calibrated file, whatever the package holds."""
+    monkeypatch.setattr(simulator_params, "CALIBRATED_PATH", tmp_path / "absent.json")
+
+
+def run(capsys, *argv):
+    code = main(["simulate", *argv])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_json_figures_for_a_host_bound_chain(capsys):
+    argv = ["--kernels", "4", "--kernel-us", "1", "--capture-us", "20", "--json"]
+    code, out, err = run(capsys, *argv, *HAND)
+    assert code == 0 and err == ""
+    result = json.loads(out)
+    # eager: kernels at 5-6, 10-11, 15-16, 20-21; the final sync returns at 21.
+    assert result["eager"] == {"total_us": 21.0, "per_kernel_us": 5.25, "idle_fraction": 12 / 16}
+    # graph: launch 0-3, nodes at 3, 4.5, 6, 7.5 (1 µs each): busy 4 of a 5.5 µs span.
+    assert result["graph"] == {"total_us": 8.5, "per_kernel_us": 2.125, "idle_fraction": 1.5 / 5.5}
+    assert result["break_even"] == 20 / (21 - 8.5)
+    assert result["capture_us"] == 20.0
+    assert result["params"]["host_us"] == 5.0
+    assert result["calibration"] is None
+
+
+def test_json_with_sync_every_where_the_graph_does_not_pay(capsys):
+    argv = ["--kernels", "4", "--kernel-us", "10", "--sync-every", "2", "--capture-us", "1"]
+    hand = [*HAND[:1], "1", *HAND[2:-1], "0.5"]  # host 1 µs, sync 0.5 µs
+    code, out, _ = run(capsys, *argv, *hand, "--json")
+    assert code == 0
+    result = json.loads(out)
+    # eager: kernels 1-11, 11-21 | sync returns 21.5 | 22.5-32.5, 32.5-42.5 | sync returns 43.
+    assert result["eager"]["total_us"] == 43.0
+    assert result["eager"]["idle_fraction"] == 1.5 / 41.5
+    # graph: launch 0-3, nodes 3-13, 13.5-23.5 | sync 24 | launch 24-27, 27-37, 37.5-47.5 | 48.
+    assert result["graph"]["total_us"] == 48.0
+    assert result["graph"]["idle_fraction"] == 4.5 / 44.5
+    assert result["break_even"] is None  # the replay is slower here: it never pays
+
+
+def test_readable_report(capsys):
+    code, out, _ = run(capsys, "--kernels", "4", "--kernel-us", "1", *HAND)
+    assert code == 0
+    assert "eager  total       21.000 µs" in out
+    assert "graph  total        8.500 µs" in out
+    assert "break-even: unknown" in out
+
+
+def test_trace_holds_both_timelines_as_two_processes(capsys, tmp_path):
+    path = tmp_path / "sim.json"
+    code, _, _ = run(capsys, "--kernels", "4", "--kernel-us", "1", *HAND, "--trace", str(path))
+    assert code == 0
+    events = json.loads(path.read_text())["traceEvents"]
+    processes = {e["pid"]: e["args"]["name"] for e in events if e["name"] == "process_name"}
+    assert processes == {1: "eager", 2: "graph"}
+    spans = {
+        pid: sorted(
+            (e["name"], e["ts"], e["dur"]) for e in events if e["ph"] == "X" and e["pid"] == pid
+        )
+        for pid in processes
+    }
+    assert [s for s in spans[1] if s[0] == "kernel"] == [
+        ("kernel", 5.0, 1.0), ("kernel", 10.0, 1.0), ("kernel", 15.0, 1.0), ("kernel", 20.0, 1.0)
+    ]  # fmt: skip
+    assert ("cudaGraphLaunch", 0.0, 3.0) in spans[2]
+    assert [s[1] for s in spans[2] if s[0] == "kernel"] == [3.0, 4.5, 6.0, 7.5]
+    assert list(tmp_path.iterdir()) == [path]  # no temp file left behind
+
+
+def test_without_calibration_every_parameter_must_be_given(capsys):
+    code, out, err = run(capsys, "--kernels", "4", "--kernel-us", "1", "--host-us", "5")
+    assert code == 2 and out == ""
+    assert err.count("\n") == 1
+    assert "no calibrated parameters" in err
+    assert "--launch-latency-us --graph-launch-us --node-gap-us --sync-us" in err
+
+
+def test_calibrated_file_gives_defaults_and_flags_override(capsys, tmp_path, monkeypatch):
+    # A fixture calibration file (made-up numbers, not a GPU's), standing in for the bundled one.
+    fixture = tmp_path / "calibrated_fixture.json"
+    fixture.write_text(
+        json.dumps(
+            {
+                "params": {
+                    "host_us": 5.0,
+                    "launch_latency_us": 0.0,
+                    "graph_launch_us": 3.0,
+                    "node_gap_us": 0.5,
+                    "sync_us": 0.0,
+                    "capture_base_us": 10.0,
+                    "capture_per_kernel_us": 2.5,
+                },
+                "provenance": {"recordings": ["fixture"], "gpu": "fixture, not a GPU"},
+            }
+        )
+    )
+    monkeypatch.setattr(simulator_params, "CALIBRATED_PATH", fixture)
+    code, out, _ = run(capsys, "--kernels", "4", "--kernel-us", "1", "--json")
+    assert code == 0
+    result = json.loads(out)
+    assert result["eager"]["total_us"] == 21.0
+    assert result["capture_us"] == 10.0 + 4 * 2.5
+    assert result["break_even"] == 20 / 12.5
+    assert result["calibration"]["recordings"] == ["fixture"]
+
+    code, out, _ = run(capsys, "--kernels", "4", "--kernel-us", "1", "--host-us", "1", "--json")
+    assert code == 0
+    result = json.loads(out)
+    # host 1 µs: kernels run 1-2, 2-3, 3-4, 4-5.
+    assert result["eager"]["total_us"] == 5.0
+    assert result["params"]["host_us"] == 1.0
+    assert result["calibration"]["overridden"] == ["host_us"]
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--kernels", "0", "--kernel-us", "1"], "kernels must be between 1"),
+        (["--kernels", "10000000000", "--kernel-us", "1"], "kernels must be between 1"),
+        (["--kernels", "4", "--kernel-us", "-1"], "between 0 and"),
+        (["--kernels", "4", "--kernel-us", "nan"], "between 0 and"),
+        (["--kernels", "4", "--kernel-us", "1", "--sync-every", "0"], "sync_every"),
+        (["--kernels", "4", "--kernel-us", "1", "--capture-us", "-5"], "--capture-us"),
+    ],
+)
+def test_bad_arguments_exit_2_with_one_line_and_no_file(capsys, tmp_path, argv, message):
+    path = tmp_path / "out.json"
+    code, out, err = run(capsys, *argv, *HAND, "--trace", str(path))
+    assert code == 2 and out == ""
+    assert err.startswith("graphlab simulate: ") and err.count("\n") == 1
+    assert message in err
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_negative_host_cost_is_refused(capsys):
+    code, _, err = run(capsys, "--kernels", "4", "--kernel-us", "1", *HAND[:-2], "--sync-us", "-1")
+    assert code == 2
+    assert "sync_us must be between 0" in err
+
+
+def test_unwritable_trace_path_is_a_clear_error(capsys, tmp_path):
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    code, out, err = run(capsys, "--kernels", "2", "--kernel-us", "1", *HAND,
+                         "--trace", str(blocker / "sub" / "t.json"))  # fmt: skip
+    assert code == 2 and out == ""
+    assert "could not write the trace" in err
