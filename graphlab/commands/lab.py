@@ -1,15 +1,16 @@
 """``graphlab lab``: open the course's notebooks in JupyterLab.
 
-The server listens on 127.0.0.1 and requires a token unless you say otherwise (``--ip``), so a
+The server listens on 127.0.0.1 unless you say otherwise (``--ip``), and it keeps Jupyter's
+login token: JupyterLab generates a random one and prints the URL that carries it. graphlab
+never passes a token on the command line (where ``ps`` shows it) and never turns it off, so a
 workshop laptop on shared Wi-Fi does not hand out a Python shell.
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import ipaddress
-import os
-import secrets
 import subprocess
 import sys
 from pathlib import Path
@@ -40,7 +41,9 @@ def notebooks_dir(explicit: str | None = None) -> Path:
     """The course folder: ``explicit`` if given, else ``notebooks/`` next to the package."""
     from ..errors import GraphlabError
 
-    folder = Path(explicit) if explicit else Path(__file__).resolve().parents[2] / "notebooks"
+    # graphlab/commands/lab.py -> the repository root is three levels up in a checkout.
+    checkout = Path(__file__).resolve().parents[2]
+    folder = Path(explicit).resolve() if explicit else checkout / "notebooks"
     if not folder.is_dir():
         raise GraphlabError(
             f"the course notebooks were not found at {folder}: graphlab lab opens the notebooks/ "
@@ -50,12 +53,8 @@ def notebooks_dir(explicit: str | None = None) -> Path:
     return folder
 
 
-def build_command(args: argparse.Namespace, folder: Path) -> tuple[list[str], dict[str, str]]:
-    """The JupyterLab command line and its environment (no server is started here).
-
-    The token travels in the JUPYTER_TOKEN environment variable, not on the command line where
-    other users could read it with ``ps``; one already set by the user is kept.
-    """
+def build_command(args: argparse.Namespace, folder: Path) -> list[str]:
+    """The JupyterLab command line for ``args`` (no server is started here)."""
     command = [
         sys.executable,
         "-m",
@@ -67,9 +66,7 @@ def build_command(args: argparse.Namespace, folder: Path) -> tuple[list[str], di
         command.append(f"--ServerApp.port={args.port}")
     if args.no_browser:
         command.append("--no-browser")
-    env = dict(os.environ)
-    env.setdefault("JUPYTER_TOKEN", secrets.token_urlsafe(24))
-    return command, env
+    return command
 
 
 def run(args: argparse.Namespace) -> int:
@@ -77,8 +74,10 @@ def run(args: argparse.Namespace) -> int:
 
     if args.port is not None and not 0 < args.port < 65536:
         raise GraphlabError(f"--port {args.port} is not a TCP port: use 1-65535")
+    if importlib.util.find_spec("jupyterlab") is None:
+        raise GraphlabError("JupyterLab is not installed: pip install jupyterlab")
     folder = notebooks_dir(args.notebooks)
-    command, env = build_command(args, folder)
+    command = build_command(args, folder)
     if not _is_loopback(args.ip):
         print(
             f"graphlab lab: listening on {args.ip}, reachable from other machines; "
@@ -86,7 +85,7 @@ def run(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
     print(f"graphlab lab: opening {folder} in JupyterLab (Ctrl-C to stop)")
-    return subprocess.call(command, env=env)
+    return subprocess.call(command)
 
 
 def _is_loopback(ip: str) -> bool:

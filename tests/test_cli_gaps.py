@@ -1,0 +1,221 @@
+"""The command line: ``graphlab gaps``, ``graphlab doctor`` and ``graphlab lab``.
+
+``eager.json`` below is a SYNTHETIC Kineto-shaped trace: the hand-worked eager chain of
+test_gaps.py written as Kineto would (µs with three decimals), so its expected figures are the
+ones worked out there.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+
+from graphlab import __version__
+from graphlab.cli import main
+from graphlab.commands import doctor, lab
+from graphlab.errors import GraphlabError
+from graphlab.timeline import Timeline
+
+TRACES = Path(__file__).parent / "traces"
+
+
+def kineto_event(cat, name, ts, dur, corr, **extra):
+    args = {"correlation": corr, **extra}
+    pid, tid = (0, 7) if cat == "kernel" else (100, 101)
+    return {"ph": "X", "cat": cat, "name": name, "pid": pid, "tid": tid, "ts": ts, "dur": dur,
+            "args": args}  # fmt: skip
+
+
+@pytest.fixture
+def eager_trace(tmp_path: Path) -> Path:
+    # launches end at 5, 10, 11 µs; kernels run [6, 7) [11, 12) [12.5, 13.5) µs on stream 7.
+    events = [
+        kineto_event("cuda_runtime", "cudaLaunchKernel", 0.0, 5.0, 1),
+        kineto_event("kernel", "k", 6.0, 1.0, 1, stream=7, device=0),
+        kineto_event("cuda_runtime", "cudaLaunchKernel", 5.5, 4.5, 2),
+        kineto_event("kernel", "k", 11.0, 1.0, 2, stream=7, device=0),
+        kineto_event("cuda_runtime", "cudaLaunchKernel", 10.5, 0.5, 3),
+        kineto_event("kernel", "k", 12.5, 1.0, 3, stream=7, device=0),
+    ]
+    path = tmp_path / "eager.json"
+    path.write_text(json.dumps({"traceEvents": events}))
+    return path
+
+
+def run_cli(capsys, *argv) -> tuple[int, str, str]:
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+# ----------------------------------------------------------------------------------- gaps
+
+
+def test_gaps_json(capsys, eager_trace):
+    code, out, err = run_cli(capsys, "gaps", str(eager_trace), "--json")
+    assert (code, err) == (0, "")
+    d = json.loads(out)
+    # Worked out in test_gaps.py::test_eager_chain_figures.
+    assert (d["kernels"], d["kernel_launches"], d["graph_launches"]) == (3, 3, 0)
+    assert (d["span_us"], d["busy_us"], d["idle_us"], d["idle_fraction"]) == (7.5, 3.0, 4.5, 0.6)
+    assert d["gaps"] == {"count": 2, "median_us": 2.25, "p90_us": 3.65, "max_us": 4.0}
+    assert d["host_bound_gaps"] == 1
+    assert d["launch_latency"] == {"count": 3, "median_us": 1.0, "p90_us": 1.4}
+    assert [s["stream"] for s in d["streams"]] == [7]
+    assert d["streams"][0]["busy_us"] == 3.0
+
+
+def test_gaps_report(capsys, eager_trace):
+    code, out, _ = run_cli(capsys, "gaps", str(eager_trace))
+    assert code == 0
+    lines = out.splitlines()
+    assert lines[0] == str(eager_trace)
+    assert "span 7.500 µs, busy 3.000 µs, idle 4.500 µs (60.0% idle)" in out
+    assert "1 of 2 gaps were the GPU waiting for the host" in out
+
+
+def test_gaps_on_real_trace_and_on_graphlab_timeline(capsys, tmp_path):
+    real = TRACES / "h200_eager8_then_replay8.json"
+    code, out, _ = run_cli(capsys, "gaps", str(real), "--json")
+    d = json.loads(out)
+    # Independently computed from the raw JSON (see test_gaps.py).
+    assert (code, d["kernels"], d["graph_launches"], d["busy_us"]) == (0, 16, 1, 15.456)
+    own = Timeline.from_chrome_trace(real).save(tmp_path / "timeline.json")
+    code, out_own, _ = run_cli(capsys, "gaps", str(own), "--json")
+    assert code == 0 and json.loads(out_own) == d
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        (None, "no such file"),
+        ("not json at all", "not valid JSON"),
+        ('{"traceEvents": [{"ph": "X"', "ends early"),
+        ('{"rows": []}', "not a Chrome trace"),
+        ('{"traceEvents": []}', "no CUDA runtime or GPU events"),
+    ],
+    ids=["missing", "not-json", "truncated", "not-a-trace", "no-events"],
+)
+def test_gaps_bad_input_is_one_line_and_exit_2(capsys, tmp_path, content, message):
+    path = tmp_path / "trace.json"
+    if content is not None:
+        path.write_text(content)
+    code, out, err = run_cli(capsys, "gaps", str(path))
+    assert code == 2 and out == ""
+    assert err.startswith("graphlab gaps: ") and message in err
+    assert err.count("\n") == 1 and "Traceback" not in err
+
+
+def test_gaps_bad_input_through_the_real_entry_point(tmp_path):
+    proc = subprocess.run(
+        [sys.executable, "-m", "graphlab", "gaps", str(tmp_path)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert proc.returncode == 2
+    assert proc.stdout == ""
+    assert proc.stderr.count("\n") == 1 and "not a file" in proc.stderr
+
+
+# --------------------------------------------------------------------------------- doctor
+
+
+def test_doctor_says_what_this_machine_has(capsys):
+    code, out, _ = run_cli(capsys, "doctor")
+    assert code == 0
+    assert f"graphlab    {__version__}" in out
+    assert f"torch       {torch.__version__}, CUDA build: " in out
+    if torch.cuda.is_available():
+        assert "backend     cuda" in out and "live GPU experiments" in out
+        assert torch.cuda.get_device_name(0) in out
+    else:
+        assert "gpu         none visible to torch" in out
+        assert "backend     emulator" in out and "CPU emulator" in out
+    if torch.version.cuda is None:
+        assert "CUDA build: none (CPU-only build)" in out
+    import jupyterlab
+
+    assert f"jupyterlab  ok {jupyterlab.__version__}" in out
+
+
+def test_doctor_reports_missing_and_broken_packages(capsys, monkeypatch):
+    assert doctor.package_status("json", "graphlab-no-such-dist") == (
+        "missing (pip install graphlab-no-such-dist)"
+    )
+    # Installed (the distribution exists) but the module cannot be imported.
+    status = doctor.package_status("graphlab_no_such_module", "numpy")
+    assert status.startswith("broken: numpy ") and "import graphlab_no_such_module" in status
+    monkeypatch.setattr(doctor, "NOTEBOOK_PACKAGES", (("x", "graphlab-no-such-dist"),))
+    code, out, _ = run_cli(capsys, "doctor")
+    assert code == 1 and "x           missing (pip install graphlab-no-such-dist)" in out
+
+
+# ------------------------------------------------------------------------------------ lab
+
+
+def lab_args(*argv) -> argparse.Namespace:
+    parser = argparse.ArgumentParser()
+    lab.add_arguments(parser)
+    return parser.parse_args(list(argv))
+
+
+def test_lab_command_line(tmp_path):
+    default = lab.build_command(lab_args(), tmp_path)
+    assert default == [
+        sys.executable,
+        "-m",
+        "jupyterlab",
+        f"--ServerApp.root_dir={tmp_path}",
+        "--ServerApp.ip=127.0.0.1",
+    ]
+    custom = lab.build_command(
+        lab_args("--port", "9999", "--no-browser", "--ip", "0.0.0.0"), tmp_path
+    )
+    assert custom[3:] == [
+        f"--ServerApp.root_dir={tmp_path}",
+        "--ServerApp.ip=0.0.0.0",
+        "--ServerApp.port=9999",
+        "--no-browser",
+    ]
+    assert not any("token" in a.lower() or "password" in a.lower() for a in custom)
+
+
+def test_lab_options_are_ones_jupyterlab_knows():
+    from jupyter_server.serverapp import ServerApp
+    from jupyterlab.labapp import LabApp
+
+    traits = ServerApp.class_traits()
+    assert all(name in traits for name in ("root_dir", "ip", "port"))
+    assert "no-browser" in LabApp.flags
+
+
+def test_lab_runs_jupyterlab_on_the_folder(capsys, tmp_path, monkeypatch):
+    launched = []
+    monkeypatch.setattr(lab.subprocess, "call", lambda cmd: launched.append(cmd) or 0)
+    code, out, err = run_cli(capsys, "lab", "--notebooks", str(tmp_path), "--no-browser")
+    assert code == 0 and err == ""
+    assert launched == [lab.build_command(lab_args("--no-browser"), tmp_path)]
+    assert str(tmp_path) in out
+    code, _, err = run_cli(capsys, "lab", "--notebooks", str(tmp_path), "--ip", "0.0.0.0")
+    assert code == 0 and "reachable from other machines" in err
+
+
+def test_lab_finds_the_checkout_notebooks_or_says_so(capsys, tmp_path):
+    expected = Path(lab.__file__).resolve().parents[2] / "notebooks"
+    if expected.is_dir():  # a checkout with the course
+        assert lab.notebooks_dir() == expected
+    else:
+        with pytest.raises(GraphlabError, match="not found at " + re.escape(str(expected))):
+            lab.notebooks_dir()
+    code, _, err = run_cli(capsys, "lab", "--notebooks", str(tmp_path / "absent"))
+    assert code == 2 and "course notebooks were not found" in err and err.count("\n") == 1
+    code, _, err = run_cli(capsys, "lab", "--notebooks", str(tmp_path), "--port", "70000")
+    assert code == 2 and "not a TCP port" in err
