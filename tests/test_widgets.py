@@ -14,8 +14,9 @@ import pytest
 from nbconvert import HTMLExporter
 
 from graphlab.errors import GraphlabError
+from graphlab.simulator import SimParams
 from graphlab.timeline import Timeline
-from graphlab.widgets import TimelineView
+from graphlab.widgets import BreakEvenExplorer, GapView, SimulatorPlayground, TimelineView
 from graphlab.widgets import figures as figures_module
 from graphlab.widgets.timeline_view import summary_row_values
 
@@ -165,7 +166,8 @@ def test_source_banner_says_where_the_data_came_from(eager, graph):
     banners = [a.text for a in view.figure.layout.annotations]
     assert banners == [
         "<b>eager</b> · profiled on fixture GPU",
-        "<b>graph replay</b> · simulator: a model of the GPU, not a measurement",
+        "<b>graph replay</b> · simulator (hand-set parameters): a model of the GPU, "
+        "not a measurement",
     ]
 
 
@@ -256,3 +258,126 @@ def test_set_timelines_redraws_in_place(eager, graph):
     )
     assert view.children[1].value.index("10.7%") < view.children[1].value.index("65.5%")
     assert math.isclose(view.summaries["graph replay"]["span_us"], 14.5)
+
+
+# --------------------------------------------------------------------------------- GapView
+
+
+def test_gap_view_histogram_and_meter(eager, graph):
+    view = GapView(eager=eager, graph=graph)
+    # Eager gaps 4 and 5.5 µs, graph gaps 0.3 and 0.3 µs; all on one set of log bins.
+    edges = view.edges_us
+    assert edges[0] == pytest.approx(0.3 / 1.25) and edges[-1] == pytest.approx(5.5 * 1.25)
+    assert np.allclose(np.diff(np.log(edges)), np.log(edges[1] / edges[0]))
+    for title, gaps in (("eager", [4.0, 5.5]), ("graph replay", [0.3, 0.3])):
+        counts = view.counts[title]
+        expected = np.zeros(len(edges) - 1, dtype=int)
+        for g in gaps:
+            expected[np.flatnonzero((edges[:-1] <= g) & (g < edges[1:]))[0]] += 1
+        assert counts.tolist() == expected.tolist()
+    assert view.figure.layout.xaxis.type == "log"
+    assert [t.name for t in view.figure.data] == ["eager (2 gaps)", "graph replay (2 gaps)"]
+    assert view.meter == "GPU idle: 65.5% eager → 10.7% graph replay"
+    assert "GPU idle: 65.5% eager" in view._repr_mimebundle_()["text/html"]
+
+
+def test_gap_view_without_gaps_says_so():
+    # Two kernels back to back: no idle gap at all.
+    timeline = Timeline(
+        kind=["kernel", "kernel"], name=["a", "b"], start_ns=[0, 1000], dur_ns=[1000, 1000],
+        device=[0, 0], stream=[7, 7], meta={"source": "simulator"},
+    )  # fmt: skip
+    view = GapView(graph=timeline)
+    assert view.meter == "GPU idle: 0.0% graph replay"
+    assert view.figure.layout.annotations[0].text == "no idle gaps: the GPU never waited"
+
+
+# ----------------------------------------------------------------------- BreakEvenExplorer
+
+
+def test_break_even_lines_and_n_star_follow_the_sliders():
+    explorer = BreakEvenExplorer(capture_us=1000.0, eager_us=30.0, replay_us=10.0)
+    # N* = 1000 / (30 - 10) = 50 steps; drawn up to 2.5 N* = 125 steps.
+    eager_line, graph_line, marker = explorer.figure.data
+    assert list(eager_line.x) == [0, 125] and list(eager_line.y) == [0, 3750]
+    assert list(graph_line.y) == [1000, 1000 + 125 * 10]
+    assert list(marker.x) == [50] and list(marker.y) == [1500]
+    assert "from step 51 on" in explorer.readout.value
+
+    explorer.replay.value = 20.0  # N* = 1000 / 10 = 100
+    assert list(explorer.figure.data[2].x) == [100]
+    assert list(explorer.figure.data[0].x) == [0, 250]
+    explorer.capture.value = 2500.0  # N* = 250
+    assert list(explorer.figure.data[2].x) == [250] and explorer.n_star == 250
+
+    explorer.replay.value = 35.0  # replay slower than eager: no break-even
+    assert len(explorer.figure.data[2].x) == 0
+    assert "never pays back" in explorer.readout.value
+
+
+class ComparisonFixture:
+    """Shaped like a graphlab.compare() result: only to_dict() is used. A test fixture."""
+
+    def to_dict(self):
+        return {"capture_us": 6000.0, "eager_end_to_end_us": 70.0, "replay_end_to_end_us": 10.0,
+                "eager_us": 65.0, "replay_us": 9.0}  # fmt: skip
+
+
+def test_break_even_starts_from_measured_end_to_end_times():
+    explorer = BreakEvenExplorer(ComparisonFixture())
+    assert (explorer.capture.value, explorer.eager.value, explorer.replay.value) == (6000, 70, 10)
+    assert explorer.n_star == 100  # 6000 / (70 - 10): end-to-end times, not the kernel-only ones
+    assert "measured" in explorer.figure.layout.title.text
+    overridden = BreakEvenExplorer(ComparisonFixture(), capture_us=3000.0)
+    assert overridden.n_star == 50
+
+
+def test_break_even_without_numbers_is_one_clear_error():
+    with pytest.raises(GraphlabError, match="needs capture_us, eager_us, replay_us"):
+        BreakEvenExplorer()
+    with pytest.raises(GraphlabError, match="not int"):
+        BreakEvenExplorer(3)
+
+
+# ---------------------------------------------------------------------- SimulatorPlayground
+
+# Hand-set simulator parameters (not GPU numbers): launch 5 µs, latency 2 µs, graph launch 10 µs,
+# node gap 0.5 µs, sync 3 µs.
+PARAMS = SimParams(host_us=5, launch_latency_us=2, graph_launch_us=10, node_gap_us=0.5, sync_us=3)
+
+
+def test_playground_draws_the_simulated_schedule():
+    playground = SimulatorPlayground(PARAMS, kernels=4, kernel_us=1.0, sync_every=2)
+    view = playground.view
+    # Eager, worked by hand: launches [0,5] [5,10], kernels start 2 µs after each launch ends;
+    # a sync after kernel 2 waits for it (13) plus 3 µs; then the same again from 16.
+    eager_bars = bar_traces(view, 0)
+    assert nan_pairs(eager_bars["host: launch call"].x) == [(0, 5), (5, 10), (16, 21), (21, 26)]
+    assert nan_pairs(eager_bars["host: host sync"].x) == [(10, 16), (26, 32)]
+    assert nan_pairs(eager_bars["stream 0: GPU work"].x) == [(7, 8), (12, 13), (23, 24), (28, 29)]
+    # Graph: sync every 2 kernels splits the step into two graphs of two kernels; a replay's
+    # nodes start 2 µs after its 10 µs launch, 0.5 µs apart.
+    graph_bars = bar_traces(view, 1)
+    assert nan_pairs(graph_bars["host: launch call"].x) == [(0, 10), (17.5, 27.5)]
+    assert nan_pairs(graph_bars["stream 0: GPU work"].x) == [
+        (12, 13), (13.5, 14.5), (29.5, 30.5), (31, 32)
+    ]  # fmt: skip
+
+
+def test_playground_sliders_redraw_the_timelines():
+    playground = SimulatorPlayground(PARAMS, kernels=4, kernel_us=1.0)
+    figure = playground.view.figure
+    playground.kernels.value = 6
+    assert playground.view.figure is figure
+    assert len(nan_pairs(bar_traces(playground.view, 0)["stream 0: GPU work"].x)) == 6
+    assert playground.view.summaries["graph replay"]["kernels"] == 6
+    playground.kernel_us.value = 3.0
+    widths = {
+        round(b - a, 9)
+        for a, b in nan_pairs(bar_traces(playground.view, 1)["stream 0: GPU work"].x)
+    }
+    assert widths == {3.0}
+    playground.host_us.value = 20.0  # eager launches now take 20 µs each
+    launches = nan_pairs(bar_traces(playground.view, 0)["host: launch call"].x)
+    assert launches[:2] == [(0, 20), (20, 40)]
+    assert playground.params.host_us == 20.0 and playground.params.graph_launch_us == 10.0

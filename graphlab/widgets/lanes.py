@@ -12,7 +12,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["Track", "lanes_of", "launch_latency_us", "name_codes"]
+from ..gaps import busy_intervals
+
+__all__ = ["Track", "device_gaps_ns", "lanes_of", "launch_latency_us", "name_codes"]
 
 # Longer names are cut: a hover box that spans the screen helps nobody. The full name stays in
 # the Timeline.
@@ -143,3 +145,11 @@ def lanes_of(timeline) -> list[Track]:
             add(on_device & (timeline.stream == stream), lane, label, "gpu")
             lane += 1
     return tracks
+
+
+def device_gaps_ns(timeline) -> tuple[np.ndarray, np.ndarray]:
+    """The GPU's idle gaps (start, end) in ns: between the busy intervals of all GPU events,
+    exactly the intervals the gap analysis (graphlab.gaps) counts."""
+    gpu = timeline.is_gpu
+    starts, ends = busy_intervals(timeline.start_ns[gpu], timeline.end_ns[gpu])
+    return ends[:-1], starts[1:]

@@ -30,7 +30,8 @@ def describe_source(meta: Mapping, recording_meta: Mapping | None = None) -> str
     if source == "kineto":
         return f"profiled on {gpu}" if gpu else "profiled (torch.profiler trace)"
     if source == "simulator":
-        return "simulator: a model of the GPU, not a measurement"
+        fitted = "calibrated to recordings" if meta.get("calibration") else "hand-set parameters"
+        return f"simulator ({fitted}): a model of the GPU, not a measurement"
     if source == "emulator":
         return "CPU emulator: the order of work only, never GPU timings"
     return "source not recorded"

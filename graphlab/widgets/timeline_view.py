@@ -11,7 +11,6 @@ import html
 import ipywidgets as widgets
 import numpy as np
 
-from ..gaps import busy_intervals
 from .display import StaticFallback, figure_html
 from .figures import (
     LOD_PIXELS,
@@ -22,9 +21,10 @@ from .figures import (
     timeline_layout,
     timeline_traces,
 )
+from .lanes import device_gaps_ns
 from .sources import pick_timelines
 
-__all__ = ["SUMMARY_ROWS", "TimelineView", "device_gaps_ns", "summary_row_values"]
+__all__ = ["SUMMARY_ROWS", "TimelineView", "summary_row_values"]
 
 # Events in the static picture (nbconvert HTML, saved notebooks): above this, the level-of-detail
 # view of the whole range, so a saved notebook does not carry megabytes per figure.
@@ -40,14 +40,6 @@ SUMMARY_ROWS = (
     ("launch calls", "{:d}"),
     ("host cost per launch call (median µs)", "{:,.3f}"),
 )
-
-
-def device_gaps_ns(timeline) -> tuple[np.ndarray, np.ndarray]:
-    """The GPU's idle gaps (start, end) in ns: between the busy intervals of all GPU events,
-    exactly the intervals the gap analysis (graphlab.gaps) counts."""
-    gpu = timeline.is_gpu
-    starts, ends = busy_intervals(timeline.start_ns[gpu], timeline.end_ns[gpu])
-    return ends[:-1], starts[1:]
 
 
 def summary_row_values(timeline, summary: dict) -> list:

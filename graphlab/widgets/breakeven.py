@@ -1,0 +1,164 @@
+"""BreakEvenExplorer: when does capturing a CUDA Graph pay for itself?
+
+Eager, N steps cost ``N * t_e``; with a graph, ``C + N * t_r`` (capture once, then replay). The
+two lines cross at ``N* = C / (t_e - t_r)``. Sliders move C, t_e and t_r from their measured
+values so a learner sees how a cheaper capture or a bigger saving per step moves N*. The
+arithmetic is the simulator's (:mod:`graphlab.simulator.breakeven`); this module only draws it.
+"""
+
+from __future__ import annotations
+
+import html
+import math
+from collections.abc import Mapping
+
+import ipywidgets as widgets
+import numpy as np
+import plotly.graph_objects as go
+
+from ..errors import GraphlabError
+from ..simulator.breakeven import breakeven, cumulative_totals, from_timings
+from .display import StaticFallback, figure_html
+from .sources import describe_source
+
+__all__ = ["BreakEvenExplorer", "steps_axis"]
+
+
+def steps_axis(n_star: float | None) -> np.ndarray:
+    """Step counts to draw: up to 2.5 N* (at least 10), or 100 steps when there is no N*."""
+    last = 100 if n_star is None else max(10, math.ceil(2.5 * n_star))
+    return np.array([0.0, float(last)])
+
+
+def _timings(source) -> Mapping | None:
+    """The measured timings dict of a recording, a compare() result or a plain dict."""
+    if source is None or isinstance(source, Mapping):
+        return source
+    if isinstance(getattr(source, "timings", None), Mapping):
+        return source.timings
+    if callable(getattr(source, "to_dict", None)):
+        return source.to_dict()
+    raise GraphlabError(
+        "BreakEvenExplorer takes a recording, a graphlab.compare() result or its to_dict(), "
+        f"not {type(source).__name__}; or pass capture_us=, eager_us=, replay_us="
+    )
+
+
+def _origin(source, from_source: bool) -> str:
+    """Where the sliders' starting values came from, for the figure's title."""
+    if not from_source:
+        return "given by hand"
+    meta = getattr(source, "meta", None)
+    if isinstance(meta, Mapping) and meta.get("gpu"):
+        return describe_source({}, meta)
+    return "measured (end to end, with input copies)"
+
+
+class BreakEvenExplorer(StaticFallback, widgets.VBox):
+    """Cumulative time of eager vs capture-then-replay over N steps, with N* marked.
+
+    Args:
+        source: a recording (``graphlab.recording(name)``) or a ``graphlab.compare`` result: the
+            sliders start at its capture time and end-to-end eager and replay times per step.
+        capture_us, eager_us, replay_us: starting values in µs, overriding ``source``'s.
+
+    Attributes: ``figure``, the sliders ``capture``, ``eager``, ``replay`` and ``n_star``.
+    """
+
+    def __init__(self, source=None, *, capture_us=None, eager_us=None, replay_us=None):
+        timings = _timings(source)
+        measured = from_timings(timings) if timings is not None else None
+        given = {"capture_us": capture_us, "eager_us": eager_us, "replay_us": replay_us}
+        start = {
+            key: value if value is not None else getattr(measured, key, None)
+            for key, value in given.items()
+        }
+        missing = [key for key, value in start.items() if value is None]
+        if missing:
+            raise GraphlabError(
+                f"BreakEvenExplorer needs {', '.join(missing)}: pass a recording or a "
+                "graphlab.compare() result, or give the numbers in µs"
+            )
+        self.origin = _origin(source, measured is not None and None in given.values())
+        self.capture = self._slider("capture C (µs)", start["capture_us"])
+        self.eager = self._slider("eager t_e (µs/step)", start["eager_us"])
+        self.replay = self._slider("replay t_r (µs/step)", start["replay_us"])
+        self.figure = go.FigureWidget(
+            [
+                go.Scatter(mode="lines", name="eager: N·t_e", line={"color": "#F58518"}),
+                go.Scatter(mode="lines", name="graph: C + N·t_r", line={"color": "#4C78A8"}),
+                go.Scatter(
+                    mode="markers",
+                    name="N*",
+                    marker={"size": 11, "color": "#E45756"},
+                    hovertemplate="N* = %{x:.1f} steps<extra></extra>",
+                ),
+            ],
+            {
+                "height": 340,
+                "margin": {"l": 70, "r": 20, "t": 40, "b": 50},
+                "xaxis": {"title": {"text": "steps N"}, "rangemode": "tozero"},
+                "yaxis": {"title": {"text": "total time (µs)"}, "rangemode": "tozero"},
+                "plot_bgcolor": "white",
+                "legend": {"x": 0, "y": 1},
+            },
+        )
+        self.readout = widgets.HTML()
+        for slider in (self.capture, self.eager, self.replay):
+            slider.observe(self._redraw, names="value")
+        self._redraw()
+        super().__init__(
+            [widgets.HBox([self.capture, self.eager, self.replay]), self.readout, self.figure]
+        )
+
+    @staticmethod
+    def _slider(label: str, value: float) -> widgets.FloatSlider:
+        top = 4 * value if value > 0 else 100.0
+        return widgets.FloatSlider(
+            value=value,
+            min=0.0,
+            max=top,
+            step=top / 1000,
+            description=label,
+            readout_format=".1f",
+            continuous_update=True,
+            style={"description_width": "initial"},
+        )
+
+    @property
+    def n_star(self) -> float | None:
+        """N* for the sliders' current values (None when a replay is not faster)."""
+        return breakeven(self.capture.value, self.eager.value, self.replay.value)
+
+    def _redraw(self, change=None) -> None:
+        c, te, tr = self.capture.value, self.eager.value, self.replay.value
+        n_star = self.n_star
+        steps = steps_axis(n_star)
+        eager_total, graph_total = cumulative_totals(c, te, tr, steps)
+        with self.figure.batch_update():
+            self.figure.data[0].update(x=steps, y=eager_total)
+            self.figure.data[1].update(x=steps, y=graph_total)
+            if n_star is None:
+                self.figure.data[2].update(x=[], y=[])
+            else:
+                self.figure.data[2].update(x=[n_star], y=[n_star * te])
+            self.figure.layout.title = {
+                "text": f"starting values: {self.origin}; move the sliders to explore",
+                "font": {"size": 12},
+            }
+        self.readout.value = self._sentence(n_star)
+
+    def _sentence(self, n_star: float | None) -> str:
+        if n_star is None:
+            return (
+                "A replay is not faster than eager here (t_r ≥ t_e): the graph never pays back "
+                "its capture."
+            )
+        first = math.floor(n_star) + 1
+        return html.escape(
+            f"N* = C / (t_e − t_r) = {n_star:,.1f} steps: from step {first:,} on, "
+            "capture + replay has cost less in total than eager."
+        )
+
+    def static_html(self) -> str:
+        return f"<p>{self.readout.value}</p>{figure_html(self.figure)}"

@@ -1,0 +1,110 @@
+"""SimulatorPlayground: "what if?" sliders over the simulator, drawn as eager vs graph timelines.
+
+Kernel count, kernel duration, host cost per launch and how often the loop synchronizes: move one
+and the simulator (:mod:`graphlab.simulator`) reruns the eager loop and the graph replay, and the
+TimelineView below redraws. The other costs (launch latency, graph launch, node gap, sync) stay
+at the parameters given, by default the ones calibrated to the bundled GPU recordings.
+"""
+
+from __future__ import annotations
+
+import html
+
+import ipywidgets as widgets
+
+from ..simulator import SimParams, calibrated, chain, eager, graph, simulate
+from .display import StaticFallback
+from .timeline_view import TimelineView
+
+__all__ = ["MAX_KERNELS", "SimulatorPlayground"]
+
+# Enough to see the pattern; more only slows the redraw a slider drag waits for.
+MAX_KERNELS = 2000
+
+
+class SimulatorPlayground(StaticFallback, widgets.VBox):
+    """Sliders for kernel count, kernel µs, host µs per launch and sync-every-k, redrawing an
+    eager-vs-graph :class:`~graphlab.widgets.TimelineView` from the simulator.
+
+    Args:
+        params: the simulator's :class:`~graphlab.simulator.SimParams`; default
+            ``graphlab.simulator.calibrated()`` (SimulatorError, saying what to do, if the
+            simulator has no calibration yet).
+        kernels, kernel_us, host_us, sync_every: the sliders' starting values. ``host_us``
+            defaults to ``params.host_us``; ``sync_every=0`` syncs only at the end.
+
+    Attributes: ``view`` (the TimelineView), the sliders ``kernels``, ``kernel_us``,
+    ``host_us``, ``sync_every``, and ``params`` (what the last redraw simulated with).
+    """
+
+    def __init__(
+        self,
+        params: SimParams | None = None,
+        *,
+        kernels: int = 50,
+        kernel_us: float = 2.0,
+        host_us: float | None = None,
+        sync_every: int = 0,
+    ):
+        self._base = params if params is not None else calibrated()
+        host = self._base.host_us if host_us is None else host_us
+        style = {"description_width": "initial"}
+        self.kernels = widgets.IntSlider(
+            value=kernels,
+            min=1,
+            max=MAX_KERNELS,
+            description="kernels",
+            style=style,
+            continuous_update=False,
+        )
+        self.kernel_us = widgets.FloatSlider(
+            value=kernel_us,
+            min=0.1,
+            max=max(50.0, kernel_us),
+            step=0.1,
+            description="kernel µs",
+            style=style,
+            continuous_update=False,
+        )
+        self.host_us = widgets.FloatSlider(
+            value=host,
+            min=0.0,
+            max=max(50.0, host),
+            step=0.1,
+            description="host µs per launch",
+            style=style,
+            continuous_update=False,
+        )
+        self.sync_every = widgets.IntSlider(
+            value=sync_every,
+            min=0,
+            max=MAX_KERNELS,
+            description="sync every k (0: at end)",
+            style=style,
+            continuous_update=False,
+        )
+        self.view = TimelineView(*self._simulate())
+        for slider in (self.kernels, self.kernel_us, self.host_us, self.sync_every):
+            slider.observe(self._redraw, names="value")
+        controls = widgets.HBox([self.kernels, self.kernel_us, self.host_us, self.sync_every])
+        super().__init__([controls, self.view])
+
+    def _simulate(self):
+        """Eager and graph timelines for the sliders' current values."""
+        self.params = self._base.replace(host_us=self.host_us.value)
+        step = chain(self.kernels.value, self.kernel_us.value)
+        every = self.sync_every.value or None
+        return (
+            simulate(eager(step, self.params, sync_every=every)),
+            simulate(graph(step, self.params, sync_every=every)),
+        )
+
+    def _redraw(self, change=None) -> None:
+        self.view.set_timelines(*self._simulate())
+
+    def static_html(self) -> str:
+        settings = (
+            f"{self.kernels.value} kernels of {self.kernel_us.value:g} µs, host "
+            f"{self.host_us.value:g} µs per launch, sync every {self.sync_every.value or 'end'}"
+        )
+        return f"<p>Simulated: {html.escape(settings)}</p>{self.view.static_html()}"
