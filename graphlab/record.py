@@ -2,8 +2,9 @@
 
 Each experiment writes one recording, ``<name>.json`` (format: :mod:`graphlab.recordings`), with
 the machine's provenance in ``meta`` (GPU, driver, torch, CUDA, Python, UTC date, graphlab version,
-the command line) and a profiled eager and graph timeline of two iterations. Timings and timelines
-come from separate runs: timings are never taken under the profiler.
+the command line) and a profiled eager and graph timeline. Timings and timelines
+come from separate runs: timings are never taken under the profiler. Profiled timelines keep two
+iterations (one for 1000-kernel steps, to keep files small).
 
 Experiments
 -----------
@@ -44,8 +45,10 @@ from pathlib import Path
 from typing import Any
 
 from . import workloads
+from .errors import GraphlabError
 from .measure import (
     BREAK_EVEN_COUNTS,
+    Captured,
     capture,
     compare,
     cumulative_totals,
@@ -93,6 +96,12 @@ def _iterations(kernels: int) -> int:
     return max(2, min(200, 2000 // kernels))
 
 
+def _profile_iterations(kernels: int) -> int:
+    """Iterations kept in a profiled timeline: two, or one for 1000-kernel steps (about 2000
+    events per mode), so that recordings stay small."""
+    return 1 if kernels >= 1000 else 2
+
+
 def experiments(quick: bool = False) -> list[Experiment]:
     """The experiments ``graphlab record`` runs, in order (``quick``: a small, fast subset)."""
     if quick:
@@ -127,6 +136,7 @@ def experiments(quick: bool = False) -> list[Experiment]:
                 kernels, numel, device="cuda"
             ),
             iterations=_iterations(kernels),
+            profile_iterations=_profile_iterations(kernels),
         )
         for kernels in CHAIN_KERNELS
         for numel in CHAIN_SIZES
@@ -162,6 +172,7 @@ def experiments(quick: bool = False) -> list[Experiment]:
             kind="break_even",
             build=build,
             iterations=_iterations(kernels),
+            profile_iterations=_profile_iterations(kernels),
             counts=counts,
         )
         for name, build, kernels, counts in break_even
@@ -263,12 +274,14 @@ def record(
     out_dir: str | os.PathLike | None = None,
     quick: bool = False,
     command: str = "graphlab record",
+    on_written: Callable[[Path], None] | None = None,
 ) -> list[Path]:
     """Run every experiment on this machine's GPU and write one recording per experiment.
 
     ``out_dir`` defaults to the package's bundled folder
-    (:data:`graphlab.recordings.RECORDINGS_DIR`). Returns the written paths. Raises
-    NeedsGPUError on a machine without CUDA.
+    (:data:`graphlab.recordings.RECORDINGS_DIR`); ``command`` is stored in each file's meta;
+    ``on_written(path)`` is called after each file is written. Returns the written paths.
+    Raises NeedsGPUError on a machine without CUDA.
 
     Three phases, in this order on purpose:
 
@@ -277,6 +290,9 @@ def record(
     2. capture one graph per experiment, still before any profiling session: with some CUPTI
        versions a profiling session before a capture leaves later graph kernels untraced;
     3. profile each experiment's eager run and replay, then write its recording.
+
+    An experiment that fails is reported and skipped, so that it does not cost the others their
+    results; a GraphlabError naming the failed ones is raised after the others are written.
     """
     require_gpu("graphlab record")
     from tqdm.auto import tqdm
@@ -284,30 +300,80 @@ def record(
     folder = Path(out_dir) if out_dir is not None else RECORDINGS_DIR
     meta = machine_meta(command)
     plan = experiments(quick)
+    failures: dict[str, str] = {}
+    measured: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {}
+    captured: dict[str, Any] = {}
+    written: list[Path] = []
+
     with tqdm(total=3 * len(plan), desc="graphlab record", unit="step") as progress:
-        measured = []
+
+        def attempt(experiment: Experiment, doing: str, action: Callable[[], Any]) -> Any:
+            progress.set_postfix_str(f"{doing} {experiment.name}")
+            try:
+                return action()
+            except Exception as exc:  # a broken experiment must not lose the others' results
+                failures[experiment.name] = f"{doing}: {type(exc).__name__}: {exc}"
+                progress.write(f"graphlab record: {experiment.name} failed while {doing}: {exc}")
+                return None
+            finally:
+                progress.update()
+
         for experiment in plan:
-            progress.set_postfix_str(f"timing {experiment.name}")
-            measured.append(measure_experiment(experiment))
-            progress.update()
-        captured = []
+            result = attempt(experiment, "timing", lambda e=experiment: measure_experiment(e))
+            if result is not None:
+                measured[experiment.name] = result
         for experiment in plan:
-            progress.set_postfix_str(f"capturing {experiment.name}")
-            workload = experiment.build()
-            captured.append(capture(workload.fn, *workload.inputs, warmup=experiment.warmup))
-            progress.update()
-        written = []
-        for experiment, (description, timings), graph in zip(plan, measured, captured, strict=True):
-            progress.set_postfix_str(f"profiling {experiment.name}")
-            timelines = profile_timelines(graph, experiment.profile_iterations)
-            data = {
-                "schema": SCHEMA,
-                "name": experiment.name,
-                "meta": meta,
-                "experiment": description,
-                "timings": timings,
-                "timelines": {mode: timeline.to_dict() for mode, timeline in timelines.items()},
-            }
-            written.append(write_recording(data, folder))
-            progress.update()
+            if experiment.name in measured:
+                graph = attempt(experiment, "capturing", lambda e=experiment: _capture_for(e))
+                if graph is not None:
+                    captured[experiment.name] = graph
+            else:
+                progress.update()
+        for experiment in plan:
+            if experiment.name in captured:
+                path = attempt(
+                    experiment,
+                    "profiling",
+                    lambda e=experiment: _profile_and_write(
+                        e, meta, *measured[e.name], captured[e.name], folder
+                    ),
+                )
+                if path is not None:
+                    written.append(path)
+                    if on_written is not None:
+                        on_written(path)
+            else:
+                progress.update()
+
+    if failures:
+        details = "; ".join(f"{name} ({why})" for name, why in failures.items())
+        raise GraphlabError(
+            f"{len(failures)} of {len(plan)} experiments failed: {details}. The other "
+            f"{len(written)} recordings were written to {folder}."
+        )
     return written
+
+
+def _capture_for(experiment: Experiment) -> Captured:
+    workload = experiment.build()
+    return capture(workload.fn, *workload.inputs, warmup=experiment.warmup)
+
+
+def _profile_and_write(
+    experiment: Experiment,
+    meta: Mapping[str, str],
+    description: dict[str, Any],
+    timings: dict[str, Any],
+    captured: Captured,
+    folder: Path,
+) -> Path:
+    timelines = profile_timelines(captured, experiment.profile_iterations)
+    data = {
+        "schema": SCHEMA,
+        "name": experiment.name,
+        "meta": dict(meta),
+        "experiment": description,
+        "timings": timings,
+        "timelines": {mode: timeline.to_dict() for mode, timeline in timelines.items()},
+    }
+    return write_recording(data, folder)
