@@ -141,7 +141,8 @@ class Summary(Figures):
         """A short readable report (what ``graphlab gaps`` prints)."""
         on = f" on {self.gpu}" if self.gpu else ""
         lines = [
-            f"GPU work{on}: {self.kernels} kernels on {len(self.streams)} stream(s)",
+            f"GPU work{on}: {_count(self.kernels, 'kernel', 'kernels')} on "
+            f"{_count(len(self.streams), 'stream', 'streams')}",
             _lane_line("all streams", self),
         ]
         if self.gaps.count:
@@ -151,8 +152,8 @@ class Summary(Figures):
             )
         replays = f" ({self.graph_replays} replayed in the trace)" if self.graph_launches else ""
         lines.append(
-            f"  host: {self.kernel_launches} kernel launches, "
-            f"{self.graph_launches} graph launches{replays}"
+            f"  host: {_count(self.kernel_launches, 'kernel launch', 'kernel launches')}, "
+            f"{_count(self.graph_launches, 'graph launch', 'graph launches')}{replays}"
         )
         if self.launch_latency.count:
             lines.append(
@@ -344,6 +345,10 @@ def _percentile(ordered: np.ndarray, q: int) -> float:
 def _us(ns: float | None) -> float | None:
     """Nanoseconds to microseconds without binary round-off: the float nearest ns / 1000."""
     return None if ns is None else float(Decimal(repr(ns)) / 1000)
+
+
+def _count(n: int, one: str, many: str) -> str:
+    return f"{n} {one if n == 1 else many}"
 
 
 def _fmt_us(ns: float | None) -> str:

@@ -219,3 +219,49 @@ def test_lab_finds_the_checkout_notebooks_or_says_so(capsys, tmp_path):
     assert code == 2 and "course notebooks were not found" in err and err.count("\n") == 1
     code, _, err = run_cli(capsys, "lab", "--notebooks", str(tmp_path), "--port", "70000")
     assert code == 2 and "not a TCP port" in err
+
+
+# ------------------------------------------------------------------------ IPython magics
+
+
+@pytest.fixture
+def ipython():
+    from IPython.core.interactiveshell import InteractiveShell
+
+    shell = InteractiveShell.instance()
+    shell.run_line_magic("load_ext", "graphlab")
+    return shell
+
+
+def test_line_magic_runs_commands(ipython, capsys, eager_trace):
+    assert ipython.run_line_magic("graphlab", f"gaps {eager_trace} --json") is None
+    d = json.loads(capsys.readouterr().out)
+    assert (d["kernels"], d["busy_us"], d["host_bound_gaps"]) == (3, 3.0, 1)
+    assert ipython.run_line_magic("graphlab", f"gaps {eager_trace.parent / 'absent.json'}") == 2
+    assert "no such file" in capsys.readouterr().err
+    assert ipython.run_line_magic("graphlab", "no-such-command") == 2
+
+
+def test_line_magic_refuses_to_start_a_server(ipython):
+    from IPython.core.error import UsageError
+
+    with pytest.raises(UsageError, match="run it in a terminal"):
+        ipython.run_line_magic("graphlab", "lab")
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="checks the message shown without a GPU")
+def test_cell_magic_without_gpu_points_to_recordings(ipython, capsys):
+    result = ipython.run_cell("%%graphlab_timeline t\nx = 1\n")
+    assert not result.success
+    assert "graphlab.recording(name).timeline" in str(result.error_in_exec)
+    assert "t" not in ipython.user_ns
+
+
+@pytest.mark.cuda
+def test_cell_magic_profiles_the_cell_on_a_gpu(ipython, capsys):
+    ipython.run_cell("import torch\nx = torch.ones(4096, device='cuda')\nx.mul_(2)\n")
+    result = ipython.run_cell("%%graphlab_timeline tl\nfor _ in range(5):\n    x.mul_(2)\n")
+    assert result.success
+    s = ipython.user_ns["tl"].summary()
+    assert (s.kernels, s.kernel_launches, s.graph_launches) == (5, 5, 0)
+    assert "5 kernels on 1 stream" in capsys.readouterr().out

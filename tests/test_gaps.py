@@ -259,7 +259,7 @@ def test_summary_is_frozen_and_reports_in_words():
     with pytest.raises(dataclasses.FrozenInstanceError):
         s.kernels = 0
     text = str(s)
-    assert "3 kernels on 1 stream(s)" in text
+    assert "3 kernels on 1 stream" in text
     assert "span 7.500 µs, busy 3.000 µs, idle 4.500 µs (60.0% idle)" in text
     assert "2 gaps (median 2.250 µs, p90 3.650 µs, max 4.000 µs)" in text
     assert "1 of 2 gaps were the GPU waiting for the host" in text
