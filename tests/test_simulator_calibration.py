@@ -1,0 +1,159 @@
+"""Calibration of the simulator, on fixture recordings made in tmp_path.
+
+The fixtures are NOT GPU data: their timelines and timings are what the simulator itself gives
+for hand-picked parameters (``TRUE`` below). A correct fit must recover those parameters exactly,
+and the check table must then show no error. Recordings from a real GPU are tested in
+``test_calibrated_h200`` once they are bundled.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from graphlab.errors import SimulatorError
+from graphlab.recordings import list_recordings
+from graphlab.simulator import SimParams, calibrated, chain, eager, graph, simulate
+from graphlab.simulator.calibration import (
+    calibrate,
+    check,
+    fit,
+    format_table,
+    main,
+    observe,
+    timed_loop_us,
+)
+
+TRUE = SimParams(
+    host_us=6.0,
+    launch_latency_us=2.0,
+    graph_launch_us=9.0,
+    node_gap_us=0.25,
+    sync_us=3.0,
+    capture_base_us=100.0,
+    capture_per_kernel_us=5.0,
+)
+ITERATIONS = {2: 100, 5: 40, 50: 4, 400: 2}
+
+
+def fixture_recording(folder, kernels: int, kernel_us: float, params: SimParams = TRUE):
+    """Write a recording whose every number comes from the simulator with ``params``."""
+    r = ITERATIONS[kernels]
+    step = chain(kernels, kernel_us)
+    # Profiled timelines: two iterations, each ending in a synchronize, as graphlab record does.
+    timelines = {
+        "eager": simulate(eager(step, params, iterations=2, sync_every=kernels)),
+        "graph": simulate(graph(step, params, replays=2, sync_every=kernels)),
+    }
+    eager_us = timed_loop_us("eager", kernels, kernel_us, params, r)
+    replay_us = timed_loop_us("graph", kernels, kernel_us, params, r)
+    name = f"chain_{kernels}_d{int(kernel_us)}"
+    data = {
+        "schema": "graphlab.recording/1",
+        "name": name,
+        "meta": {
+            "gpu": "test fixture (simulated, not a GPU)",
+            "driver": "fixture",
+            "torch": "fixture",
+            "cuda": "fixture",
+            "python": "fixture",
+            "date": "2026-12-02T00:00:00+00:00",
+            "graphlab": "fixture",
+            "command": "tests/test_simulator_calibration.py",
+        },
+        "experiment": {"kind": "chain", "kernels": kernels, "numel": 4096, "iterations": r},
+        "timings": {
+            "capture_us": params.capture_us(kernels),
+            "first_replay_us": 0.0,
+            "eager_us": eager_us,
+            "replay_us": replay_us,
+            "eager_end_to_end_us": eager_us,
+            "replay_end_to_end_us": replay_us,
+            "eager_spread_us": [eager_us, eager_us],
+            "replay_spread_us": [replay_us, replay_us],
+            "repeats": 1,
+            "iterations": r,
+            "break_even": None,
+        },
+        "timelines": {mode: t.to_dict() for mode, t in timelines.items()},
+    }
+    (folder / f"{name}.json").write_text(json.dumps(data))
+
+
+@pytest.fixture
+def folder(tmp_path):
+    # 2 and 5 kernels of 1 µs: host-bound both ways (6 µs launches; replays of 2.5 and 6.25 µs
+    # of GPU work vs a 9 µs graph launch). 50 x 1 µs: host-bound eager, GPU-bound replay.
+    # 400 x 20 µs: GPU-bound both ways, so it must be left out of the host fits.
+    for kernels, kernel_us in [(2, 1.0), (5, 1.0), (50, 1.0), (400, 20.0)]:
+        fixture_recording(tmp_path, kernels, kernel_us)
+    return tmp_path
+
+
+def test_timed_loop_matches_the_closed_form_worked_by_hand():
+    p = SimParams(host_us=5, launch_latency_us=2, graph_launch_us=3, node_gap_us=0.5, sync_us=0)
+    # eager, host-bound: (N*R*h + d) / R = (4*2*5 + 1) / 2
+    assert timed_loop_us("eager", 4, 1.0, p, 2) == 20.5
+    # eager, GPU-bound (h=5 < d=10): (h + N*R*d) / R = (5 + 80) / 2
+    assert timed_loop_us("eager", 4, 10.0, p, 2) == 42.5
+    # replay, GPU-bound: (G + R*N*(d+g) - g) / R = (3 + 2*4*1.5 - 0.5) / 2
+    assert timed_loop_us("graph", 4, 1.0, p, 2) == 7.25
+
+
+def test_fit_recovers_the_parameters_that_made_the_fixtures(folder):
+    observations = [observe(r) for r in list_recordings(folder)]
+    result = fit(observations)
+    got = result.params.to_dict()
+    for name, value in TRUE.to_dict().items():
+        assert got[name] == pytest.approx(value, abs=1e-9), name
+    # Only host-bound recordings inform host_us and graph_launch_us.
+    assert "chain_400_d20" not in result.method["host_us"]
+    assert "chain_50_d1" in result.method["host_us"]
+    assert "chain_50_d1" not in result.method["graph_launch_us"]
+    assert len(result.samples["graph_launch_us"]) == 2
+
+
+def test_check_of_the_fit_shows_no_error_on_its_own_fixtures(folder):
+    _, rows, prov = calibrate(list_recordings(folder))
+    assert [r.name for r in rows] == ["chain_2_d1", "chain_5_d1", "chain_50_d1", "chain_400_d20"]
+    for row in rows:
+        assert abs(row.eager_error) < 1e-9 and abs(row.replay_error) < 1e-9
+    assert prov["recordings"] == [r.name for r in rows]
+    assert prov["gpu"] == "test fixture (simulated, not a GPU)"
+    assert "| chain_400_d20 | 400 | 4,096 |" in format_table(rows)
+
+
+def test_check_reports_the_relative_error_of_other_parameters(folder):
+    observations = [observe(r) for r in list_recordings(folder)]
+    slower_host = SimParams(**{**TRUE.to_dict(), "host_us": 7.5})
+    row = {r.name: r for r in check(observations, slower_host)}["chain_50_d1"]
+    # host-bound eager: per iteration (N*R*h + d)/R with N=50, R=4: 1201/4 measured (h=6)
+    # against 1501/4 simulated (h=7.5).
+    assert row.eager_measured_us == 1201 / 4
+    assert row.eager_simulated_us == 1501 / 4
+    assert row.eager_error == pytest.approx(1501 / 1201 - 1, rel=1e-12)
+
+
+def test_write_and_load_the_calibrated_file(folder, tmp_path, capsys):
+    out = tmp_path / "out" / "calibrated.json"
+    assert main(["--recordings", str(folder), "--write", "--out", str(out)]) == 0
+    printed = capsys.readouterr().out
+    assert "| chain_2_d1 | 2 | 4,096 |" in printed and f"wrote {out}" in printed
+    loaded = calibrated(out)
+    assert loaded.host_us == pytest.approx(6.0, abs=1e-9)
+    assert loaded.calibration["recordings"][0] == "chain_2_d1"
+    assert json.loads(out.read_text())["schema"] == "graphlab.simulator.calibration/1"
+
+
+def test_no_recordings_is_a_clear_error(tmp_path, capsys):
+    with pytest.raises(SimulatorError, match="no chain recordings"):
+        fit([])
+    assert main(["--recordings", str(tmp_path)]) == 2
+    assert "no chain recordings" in capsys.readouterr().err
+
+
+def test_all_gpu_bound_recordings_cannot_give_a_host_cost(tmp_path):
+    fixture_recording(tmp_path, 400, 20.0)
+    with pytest.raises(SimulatorError, match="host-bound"):
+        fit([observe(r) for r in list_recordings(tmp_path)])
