@@ -207,6 +207,7 @@ class CumulativeTotals:
         return None
 
     def to_dict(self) -> dict[str, Any]:
+        """The JSON form stored as a break-even recording's ``timings["cumulative"]``."""
         return {
             "counts": list(self.counts),
             "eager_total_us": list(self.eager_us),
@@ -214,6 +215,16 @@ class CumulativeTotals:
             "repeats": self.repeats,
             "crossing": self.crossing,
         }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> CumulativeTotals:
+        """Rebuild from :meth:`to_dict`'s output (``crossing`` is recomputed, not read)."""
+        return cls(
+            counts=tuple(int(n) for n in data["counts"]),
+            eager_us=tuple(float(v) for v in data["eager_total_us"]),
+            graph_us=tuple(float(v) for v in data["graph_total_us"]),
+            repeats=int(data["repeats"]),
+        )
 
 
 @dataclass(frozen=True)

@@ -126,6 +126,38 @@ def test_timeline_rebuilds_the_stored_table_and_carries_the_label(tmp_path):
     assert list(eager.end_ns) == [4_000, 6_000, 11_000, 13_000]
 
 
+def test_comparison_and_cumulative_rebuild_the_timings(tmp_path):
+    write_recording(fixture_recording(), tmp_path)
+    chain = recording("chain_2_k8", tmp_path)
+    comparison = chain.comparison
+    assert (comparison.capture_us, comparison.eager_us, comparison.replay_us) == (100.0, 12.0, 3.0)
+    assert comparison.replay_spread_us == (2.5, 3.5)
+    assert comparison.break_even == 10.0
+    assert chain.cumulative is None
+
+    data = fixture_recording("break_even_x", experiment={"kind": "break_even"})
+    data["timings"]["cumulative"] = {
+        "counts": [1, 2, 5],
+        "eager_total_us": [10.0, 20.0, 50.0],
+        "graph_total_us": [30.0, 35.0, 45.0],
+        "repeats": 3,
+        "crossing": 5,
+    }
+    write_recording(data, tmp_path)
+    cumulative = recording("break_even_x", tmp_path).cumulative
+    assert cumulative.counts == (1, 2, 5)
+    assert cumulative.graph_us == (30.0, 35.0, 45.0)
+    assert cumulative.crossing == 5
+
+
+def test_damaged_timings_are_a_recording_error(tmp_path):
+    data = fixture_recording()
+    data["timings"]["eager_spread_us"] = [11.0]
+    write_recording(data, tmp_path)
+    with pytest.raises(RecordingError, match="timings of recording 'chain_2_k8' are damaged"):
+        _ = recording("chain_2_k8", tmp_path).comparison
+
+
 def test_timeline_of_an_unknown_mode_is_refused(tmp_path):
     write_recording(fixture_recording(), tmp_path)
     with pytest.raises(RecordingError, match=r"no timeline 'replay'.*'eager', 'graph'"):

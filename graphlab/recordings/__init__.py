@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 from ..errors import RecordingError, TraceError
 
 if TYPE_CHECKING:
+    from ..measure import Comparison, CumulativeTotals
     from ..timeline import Timeline
 
 __all__ = [
@@ -94,6 +95,30 @@ class Recording:
             f"recorded on {meta['gpu']} (driver {meta['driver']}, torch {meta['torch']}, "
             f"{self.date}) by `graphlab record`"
         )
+
+    @property
+    def comparison(self) -> Comparison:
+        """``timings`` as a :class:`~graphlab.measure.Comparison` (``print`` it for a table)."""
+        from ..measure import Comparison
+
+        return self._rebuild(Comparison, self.timings)
+
+    @property
+    def cumulative(self) -> CumulativeTotals | None:
+        """A break-even recording's measured totals; None for other experiments."""
+        from ..measure import CumulativeTotals
+
+        data = self.timings.get("cumulative")
+        return None if data is None else self._rebuild(CumulativeTotals, data)
+
+    def _rebuild(self, cls, data: Mapping[str, Any]):
+        try:
+            return cls.from_dict(data)
+        except (KeyError, TypeError, ValueError) as exc:
+            raise RecordingError(
+                f"the timings of recording {self.name!r} are damaged ({type(exc).__name__}: "
+                f"{exc}); re-record it with `graphlab record` on a GPU"
+            ) from None
 
     def timeline(self, mode: str) -> Timeline:
         """The profiled timeline of ``mode`` ("eager" or "graph") as a Timeline."""
