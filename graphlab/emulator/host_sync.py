@@ -103,11 +103,22 @@ def op_problem(func, args) -> tuple[str, tuple[str, str]] | None:
     found = _OPS.get(func)
     if found is not None:
         return found
-    if func in _MASKED_INDEX and _has_mask(args[1]):
+    if func in _MASKED_INDEX and _has_mask(args[1]) and not _fills_one_value(func, args):
         return _MASKED_INDEX[func], DYNAMIC
     if func is _aten.repeat_interleave.Tensor:
         return "repeat_interleave with tensor repeats", DYNAMIC
     return None
+
+
+def _fills_one_value(func, args) -> bool:
+    """``x[mask] = 0.0``: torch turns it into ``masked_fill_``, which needs no host."""
+    if func is _aten.index.Tensor:
+        return False
+    indices, values = args[1], args[2]
+    accumulate = len(args) > 3 and args[3]
+    return (
+        len([i for i in indices if i is not None]) == 1 and values.numel() == 1 and not accumulate
+    )
 
 
 def _has_mask(indices) -> bool:
