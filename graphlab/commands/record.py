@@ -48,13 +48,17 @@ def run(args: argparse.Namespace) -> int:
     from graphlab.record import record
     from graphlab.recordings import recording
 
+    shown: list = []
+
     def show(path) -> None:
-        # tqdm.write keeps the progress bar intact below the printed line.
+        # tqdm.write keeps the progress bar intact below the printed lines.
+        if not shown:
+            tqdm.write(_row(None))
+        shown.append(path)
         tqdm.write(_row(recording(path.stem, path.parent)))
 
     command = shlex.join(["graphlab", *sys.argv[1:]])
     start = time.perf_counter()
-    print(_row(None))
     paths = record(out_dir=args.out, quick=args.quick, command=command, on_written=show)
     elapsed = time.perf_counter() - start
     folder = paths[0].parent if paths else args.out
