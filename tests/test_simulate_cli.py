@@ -143,7 +143,7 @@ def test_calibrated_file_gives_defaults_and_flags_override(capsys, tmp_path, mon
         (["--kernels", "4", "--kernel-us", "-1"], "between 0 and"),
         (["--kernels", "4", "--kernel-us", "nan"], "between 0 and"),
         (["--kernels", "4", "--kernel-us", "1", "--sync-every", "0"], "sync_every"),
-        (["--kernels", "4", "--kernel-us", "1", "--capture-us", "-5"], "--capture-us"),
+        (["--kernels", "4", "--kernel-us", "1", "--capture-us", "-5"], "capture_us must be"),
     ],
 )
 def test_bad_arguments_exit_2_with_one_line_and_no_file(capsys, tmp_path, argv, message):
@@ -164,7 +164,7 @@ def test_negative_host_cost_is_refused(capsys):
 def test_unwritable_trace_path_is_a_clear_error(capsys, tmp_path):
     blocker = tmp_path / "file"
     blocker.write_text("")
-    code, out, err = run(capsys, "--kernels", "2", "--kernel-us", "1", *HAND,
-                         "--trace", str(blocker / "sub" / "t.json"))  # fmt: skip
+    trace = blocker / "sub" / "t.json"
+    code, out, err = run(capsys, "--kernels", "2", "--kernel-us", "1", *HAND, "--trace", str(trace))
     assert code == 2 and out == ""
     assert "could not write the trace" in err

@@ -73,51 +73,13 @@ def _params(args: argparse.Namespace):
     return simulator_params.SimParams(**given)
 
 
-def _figures(timeline, kernels: int) -> dict:
-    total_us = int(timeline.end_ns.max()) / 1000
-    return {
-        "total_us": total_us,
-        "per_kernel_us": total_us / kernels,
-        "idle_fraction": timeline.summary().idle_fraction,
-    }
+def simulate_both(args: argparse.Namespace):
+    """The :class:`~graphlab.simulator.whatif.WhatIf` for the command line's chain."""
+    from ..simulator import chain
+    from ..simulator.whatif import what_if
 
-
-def simulate_both(args: argparse.Namespace) -> tuple[dict, dict]:
-    """Run both simulations; return the result object and the two timelines."""
-    from ..simulator import breakeven, chain, eager, graph, simulate
-    from ..simulator.params import check_duration
-
-    params = _params(args)
     step = chain(args.kernels, args.kernel_us)
-    timelines = {
-        "eager": simulate(eager(step, params, sync_every=args.sync_every)),
-        "graph": simulate(graph(step, params, sync_every=args.sync_every)),
-    }
-    result = {mode: _figures(t, args.kernels) for mode, t in timelines.items()}
-    if args.capture_us is not None:
-        capture_us, capture_source = check_duration("--capture-us", args.capture_us), "--capture-us"
-    else:
-        capture_us = params.capture_us(args.kernels)
-        capture_source = (
-            "calibrated model: capture_base_us + kernels * capture_per_kernel_us"
-            if capture_us is not None
-            else "unknown: pass --capture-us"
-        )
-    result["capture_us"] = capture_us
-    result["capture_source"] = capture_source
-    result["break_even"] = (
-        None
-        if capture_us is None
-        else breakeven(capture_us, result["eager"]["total_us"], result["graph"]["total_us"])
-    )
-    result["params"] = params.to_dict()
-    result["calibration"] = params.calibration
-    result["workload"] = {
-        "kernels": args.kernels,
-        "kernel_us": args.kernel_us,
-        "sync_every": args.sync_every,
-    }
-    return result, timelines
+    return what_if(step, _params(args), sync_every=args.sync_every, capture_us=args.capture_us)
 
 
 def combined_chrome_trace(timelines: dict) -> dict:
@@ -166,10 +128,8 @@ def _write_atomically(path: Path, text: str) -> None:
 
 
 def _report(result: dict) -> str:
-    lines = [
-        f"simulated: {result['workload']['kernels']} kernels of "
-        f"{result['workload']['kernel_us']:g} µs"
-    ]
+    workload = result["workload"]
+    lines = [f"simulated: {workload['kernels']} kernels of {workload['kernel_us']:g} µs"]
     for mode in ("eager", "graph"):
         r = result[mode]
         lines.append(
@@ -192,11 +152,13 @@ def _report(result: dict) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    result, timelines = simulate_both(args)
+    outcome = simulate_both(args)
+    result = outcome.to_dict()
+    result["workload"]["kernel_us"] = args.kernel_us
     if args.trace:
         from ..errors import SimulatorError
 
-        text = json.dumps(combined_chrome_trace(timelines), separators=(",", ":"))
+        text = json.dumps(combined_chrome_trace(outcome.timelines), separators=(",", ":"))
         try:
             _write_atomically(Path(args.trace), text)
         except OSError as exc:

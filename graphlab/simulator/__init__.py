@@ -9,11 +9,13 @@ widgets and CLI work on it::
     step = chain(1000, kernel_us=1.0)
     eager_tl = simulate(eager(step, params))
     graph_tl = simulate(graph(step, params))
+    what_if(step, params).to_dict()  # both, with totals, idle fractions and break-even
 """
 
 from .breakeven import breakeven, cumulative_totals
 from .model import Program, Schedule, schedule, simulate
 from .params import SimParams, calibrated
+from .whatif import WhatIf, what_if
 from .workloads import Step, chain, eager, fork_join, graph, model_step
 
 __all__ = [
@@ -21,6 +23,7 @@ __all__ = [
     "Schedule",
     "SimParams",
     "Step",
+    "WhatIf",
     "breakeven",
     "calibrated",
     "chain",
@@ -31,4 +34,5 @@ __all__ = [
     "model_step",
     "schedule",
     "simulate",
+    "what_if",
 ]
