@@ -585,10 +585,11 @@ def _graph_totals(
 
 
 def _profiled_timeline(step: Callable[[int], Any], iterations: int) -> Timeline:
-    """A Timeline of ``iterations`` calls of ``step`` under torch.profiler (CPU + CUDA).
+    """A Timeline of ``iterations`` back-to-back calls of ``step`` under torch.profiler.
 
-    A profiler schedule runs one discarded step first, so the profiler is fully started before
-    the kept steps. Each step ends with a synchronize, so its GPU work lies inside its window.
+    The calls run as in the timed loops: no synchronize between them, one at the end, so the
+    timeline shows the same gaps the timings measured. A profiler schedule first runs the same
+    loop once and discards it, so the profiler is fully started before the loop that is kept.
     """
     import torch
     from torch.profiler import ProfilerActivity, schedule
@@ -596,11 +597,12 @@ def _profiled_timeline(step: Callable[[int], Any], iterations: int) -> Timeline:
 
     from .timeline import Timeline
 
-    plan = schedule(wait=0, warmup=1, active=iterations, repeat=1)
+    plan = schedule(wait=0, warmup=1, active=1, repeat=1)
     torch.cuda.synchronize()
     with profiler(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA], schedule=plan) as prof:
-        for i in range(1 + iterations):
-            step(i)
+        for _ in range(2):
+            for i in range(iterations):
+                step(i)
             torch.cuda.synchronize()
             prof.step()
     return Timeline.from_chrome_trace(prof)
