@@ -26,7 +26,12 @@ from graphlab.simulator import (
     schedule,
     simulate,
 )
-from graphlab.simulator.breakeven import from_simulation, from_timings
+from graphlab.simulator.breakeven import (
+    from_simulation,
+    from_timings,
+    model_vs_measured,
+    step_from_timeline,
+)
 from graphlab.simulator.model import OP_SYNC
 
 
@@ -366,3 +371,44 @@ def test_breakeven_from_the_simulator():
     assert b.n_star == 20.0 / 12.5
     with pytest.raises(SimulatorError, match="no capture cost"):
         from_simulation(chain(4, 1.0), params())
+
+
+def test_model_vs_measured_cumulative_totals():
+    # Made-up numbers in the shape of a break_even recording's timings (not GPU data).
+    timings = {
+        "capture_us": 300.0,
+        "eager_end_to_end_us": 70.0,
+        "replay_end_to_end_us": 10.0,
+        "cumulative": {
+            "counts": [1, 5, 10],
+            "eager_total_us": [72.0, 352.0, 705.0],
+            "graph_total_us": [315.0, 352.0, 401.0],
+            "repeats": 3,
+            "crossing": 5,
+        },
+    }
+    got = model_vs_measured(timings)
+    assert got["model_eager_total_us"] == [70.0, 350.0, 700.0]
+    assert got["model_graph_total_us"] == [310.0, 350.0, 400.0]
+    assert got["n_star"] == 5.0
+    assert got["measured_crossing"] == 5
+    assert got["measured_graph_total_us"] == [315.0, 352.0, 401.0]
+    with pytest.raises(SimulatorError, match="break_even recording"):
+        model_vs_measured({"capture_us": 1.0})
+
+
+def test_step_from_a_timeline_takes_the_first_steps_kernels():
+    from graphlab import Timeline
+
+    # Two steps of a "recorded" timeline (hand-made): mm 3 µs, relu 1 µs, then again.
+    t = Timeline(
+        kind=["launch", "kernel", "launch", "kernel", "kernel", "kernel"],
+        name=["cudaLaunchKernel", "mm", "cudaLaunchKernel", "relu", "mm", "relu"],
+        start_ns=[0, 5000, 5000, 10000, 20000, 30000],
+        dur_ns=[5000, 3000, 5000, 1000, 3500, 1000],
+    )
+    step = step_from_timeline(t, iterations=2)
+    assert step.kernel_us.tolist() == [3.0, 1.0]
+    assert [step.names[i] for i in step.name_index] == ["mm", "relu"]
+    with pytest.raises(SimulatorError, match="3 identical steps"):
+        step_from_timeline(t, iterations=3)

@@ -21,9 +21,17 @@ import numpy as np
 from ..errors import SimulatorError
 from .model import simulate
 from .params import SimParams
-from .workloads import Step, eager, graph
+from .workloads import Step, eager, graph, model_step
 
-__all__ = ["BreakEven", "breakeven", "cumulative_totals", "from_simulation", "from_timings"]
+__all__ = [
+    "BreakEven",
+    "breakeven",
+    "cumulative_totals",
+    "from_simulation",
+    "from_timings",
+    "model_vs_measured",
+    "step_from_timeline",
+]
 
 
 def _finite(name: str, value) -> float:
@@ -116,3 +124,53 @@ def from_simulation(step: Step, params: SimParams) -> BreakEven:
     eager_us = simulate(eager(step, params)).end_ns.max() / 1000.0
     replay_us = simulate(graph(step, params)).end_ns.max() / 1000.0
     return BreakEven(capture, eager_us, replay_us, source="simulated")
+
+
+def model_vs_measured(recording) -> dict:
+    """The break-even model against measured cumulative totals (a ``break_even`` recording).
+
+    ``recording`` is a :class:`graphlab.recordings.Recording` (or its ``timings``) holding
+    ``timings["cumulative"]``: totals of N eager steps and of capture + N replays, measured.
+    Returns, per measured N: the measured totals and the model's ``N * t_e`` and
+    ``C + N * t_r`` from the same recording's C, t_e and t_r; plus the model's N* and the
+    smallest measured N at which the graph was ahead.
+    """
+    data = getattr(recording, "timings", recording)
+    cumulative = data.get("cumulative") if isinstance(data, Mapping) else None
+    if not isinstance(cumulative, Mapping):
+        raise SimulatorError(
+            "no measured cumulative totals here: use a break_even recording "
+            "(graphlab.recordings() lists them; their names start with break_even_)"
+        )
+    model = from_timings(data)
+    counts = list(cumulative["counts"])
+    eager_total, graph_total = model.totals(counts)
+    return {
+        "counts": counts,
+        "measured_eager_total_us": list(cumulative["eager_total_us"]),
+        "measured_graph_total_us": list(cumulative["graph_total_us"]),
+        "model_eager_total_us": eager_total.tolist(),
+        "model_graph_total_us": graph_total.tolist(),
+        "n_star": model.n_star,
+        "measured_crossing": cumulative.get("crossing"),
+    }
+
+
+def step_from_timeline(timeline, iterations: int = 1) -> Step:
+    """A :func:`~graphlab.simulator.workloads.model_step` with the kernels of a recorded step.
+
+    ``timeline`` is a profiled eager timeline of ``iterations`` identical steps (a recording's
+    holds ``experiment["profile_iterations"]``); the first step's kernels, in start order, give
+    the durations and names. Every kernel is put on one stream: streams are not modelled here.
+    """
+    kernel = timeline.kind == "kernel"
+    n_kernels = int(kernel.sum())
+    if iterations < 1 or n_kernels == 0 or n_kernels % iterations:
+        raise SimulatorError(
+            f"{n_kernels} kernels cannot be {iterations} identical steps: pass the number of "
+            "steps the timeline holds"
+        )
+    per_step = n_kernels // iterations
+    durations = timeline.dur_ns[kernel][:per_step] / 1000
+    names = [str(n) for n in timeline.name[kernel][:per_step]]
+    return model_step(durations.tolist(), names)
