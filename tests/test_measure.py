@@ -18,6 +18,7 @@ from graphlab.errors import CaptureError, GraphlabError, NeedsGPUError
 from graphlab.measure import (
     Comparison,
     CumulativeTotals,
+    _cuda_error_name,
     break_even,
     capture,
     compare,
@@ -127,6 +128,22 @@ def test_cumulative_crossing_is_the_first_count_where_the_graph_total_is_not_lar
 def test_cumulative_crossing_is_none_when_the_graph_never_catches_up():
     totals = CumulativeTotals(counts=(1, 2), eager_us=(1.0, 2.0), graph_us=(5.0, 6.0), repeats=1)
     assert totals.crossing is None
+
+
+INVALIDATED = "CUDA error: operation failed due to a previous error during capture"
+
+
+def test_cuda_error_name_is_the_root_cause_of_a_failed_capture():
+    # torch's messages carry only the runtime's description (cudaGetErrorString) of the error.
+    try:
+        try:
+            raise RuntimeError("CUDA error: operation not permitted when stream is capturing")
+        finally:
+            raise RuntimeError(INVALIDATED)
+    except RuntimeError as exc:
+        assert _cuda_error_name(exc) == "cudaErrorStreamCaptureUnsupported"
+    assert _cuda_error_name(RuntimeError(INVALIDATED)) == "cudaErrorStreamCaptureInvalidated"
+    assert _cuda_error_name(RuntimeError("CUDA error: out of memory")) is None
 
 
 # ------------------------------------------------------------------- without a GPU / bad input
@@ -298,8 +315,8 @@ def test_a_host_sync_inside_capture_is_a_capture_error():
 
     with pytest.raises(CaptureError) as info:
         capture(syncs, torch.ones(8, device="cuda"))
-    assert info.value.cuda_error is not None
-    assert info.value.cuda_error.startswith("cudaError")
+    # The refused copy is the cause; "capture invalidated" when the block ends is its consequence.
+    assert info.value.cuda_error == "cudaErrorStreamCaptureUnsupported"
     # CUDA stays usable after the failed capture.
     assert torch.ones(4, device="cuda").sum().item() == 4.0
 
