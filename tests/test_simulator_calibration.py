@@ -157,3 +157,25 @@ def test_all_gpu_bound_recordings_cannot_give_a_host_cost(tmp_path):
     fixture_recording(tmp_path, 400, 20.0)
     with pytest.raises(SimulatorError, match="host-bound"):
         fit([observe(r) for r in list_recordings(tmp_path)])
+
+
+def test_extraction_on_a_real_h200_trace():
+    """The real H200 trace in tests/traces (8 eager muls, then one replay of the same 8)."""
+    from pathlib import Path
+
+    from graphlab import Timeline
+    from graphlab.simulator.calibration import idle_launch_latencies, node_gaps, sync_costs
+
+    t = Timeline.from_chrome_trace(
+        Path(__file__).parent / "traces" / "h200_eager8_then_replay8.json"
+    )
+    # Replay kernels (start, dur) in ns, last 7 digits: (4259, 1376) (5859, 960) (7075, 960)
+    # (8291, 960) (9507, 960) (0723, 928) (1907, 960) (3187, 1088): next start - previous end.
+    assert node_gaps(t).tolist() == [224, 256, 256, 256, 256, 256, 320]
+    # Launch end (start + dur) to kernel start: the first eager kernel started 4.014 µs before
+    # its (profiler-slowed) launch call returned; the last value is the replay's first node.
+    assert idle_launch_latencies(t).tolist() == [
+        -4014, 2078, 2154, 2215, 2405, 2421, 2046, 2219, 2661
+    ]  # fmt: skip
+    # Both synchronize calls began after the GPU had finished: all of their time is their cost.
+    assert sync_costs(t).tolist() == [37359, 3453]

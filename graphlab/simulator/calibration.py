@@ -14,8 +14,8 @@ How each number is found (every step is a median, so one odd recording cannot dr
   the next kernel's start within the same replay; the median over every chain recording.
 - **launch_latency_us**: measured directly: in the profiled eager runs, launch-call end to kernel
   start, for kernels that found the GPU idle (nothing but the latency delayed them).
-- **sync_us**: measured directly: how long after the GPU's last kernel ended a synchronize call
-  returned, in the profiled timelines (where the call was already waiting).
+- **sync_us**: measured directly: how long each synchronize call in the profiled timelines took
+  beyond waiting for the GPU (from the later of its start and the GPU's last kernel end).
 - **host_us**: from the *unprofiled* eager timings. The model gives an event-timed loop of R
   iterations of an N-kernel chain with kernels of d µs a time per iteration of
   ``max(N*R*h + d, h + N*R*d) / R``. Where the loop is host-bound (the first term wins), that
@@ -64,7 +64,10 @@ __all__ = [
     "check",
     "fit",
     "format_table",
+    "idle_launch_latencies",
+    "node_gaps",
     "observe",
+    "sync_costs",
     "timed_loop_us",
 ]
 
@@ -86,7 +89,7 @@ class ChainObservation:
     graph_kernel_us: float
     node_gaps_ns: np.ndarray
     launch_latencies_ns: np.ndarray
-    sync_tails_ns: np.ndarray
+    sync_costs_ns: np.ndarray
     graph_launch_calls_ns: np.ndarray
     meta: dict
 
@@ -96,8 +99,8 @@ def _kernels(t):
     return t.start_ns[k], t.end_ns[k], t.correlation[k], t.stream[k]
 
 
-def _node_gaps(t) -> np.ndarray:
-    """Kernel end to next kernel start, within one replay (same correlation) and stream."""
+def node_gaps(t) -> np.ndarray:
+    """Kernel end to next kernel start (ns), within one replay (same correlation) and stream."""
     start, end, corr, stream = _kernels(t)
     order = np.lexsort((start, stream, corr))
     start, end, corr, stream = start[order], end[order], corr[order], stream[order]
@@ -105,31 +108,38 @@ def _node_gaps(t) -> np.ndarray:
     return (start[1:] - end[:-1])[same]
 
 
-def _idle_launch_latencies(t) -> np.ndarray:
-    """Launch-call end to kernel start, for kernels that started on an idle stream."""
+def idle_launch_latencies(t) -> np.ndarray:
+    """Launch-call end to kernel start (ns), for work that found its stream idle.
+
+    Only the first kernel of each launch counts (for a replay, its first node), and only when
+    the stream had finished its previous kernel: then nothing but the latency delayed it.
+    """
     start, end, corr, stream = _kernels(t)
     order = np.lexsort((start, stream))
     start, end, corr, stream = start[order], end[order], corr[order], stream[order]
     first_on_stream = np.r_[True, stream[1:] != stream[:-1]]
     found_idle = first_on_stream | np.r_[True, start[1:] > end[:-1]]
+    _, first_of_launch = np.unique(corr, return_index=True)
+    picked = np.zeros(len(start), dtype=bool)
+    picked[first_of_launch] = True
+    picked &= found_idle & (corr >= 0)
     launch = (t.kind == "launch") & (t.correlation >= 0)
-    launch_corr, launch_end = t.correlation[launch], t.end_ns[launch]
-    by_corr = dict(zip(launch_corr.tolist(), launch_end.tolist(), strict=True))
-    pairs = zip(start[found_idle].tolist(), corr[found_idle].tolist(), strict=True)
-    samples = [s - by_corr[c] for s, c in pairs if c in by_corr]
-    return np.asarray(samples, dtype=np.int64)
+    launch_end = dict(zip(t.correlation[launch].tolist(), t.end_ns[launch].tolist(), strict=True))
+    pairs = zip(start[picked].tolist(), corr[picked].tolist(), strict=True)
+    return np.asarray([s - launch_end[c] for s, c in pairs if c in launch_end], dtype=np.int64)
 
 
-def _sync_tails(t) -> np.ndarray:
-    """For each sync call that was waiting when the GPU finished: its end minus that moment."""
+def sync_costs(t) -> np.ndarray:
+    """What each synchronize call cost beyond waiting (ns): from the later of its start and the
+    end of the GPU work before it, to its return."""
     _, end, _, _ = _kernels(t)
     sync = t.kind == "sync"
-    tails = []
+    costs = []
     for s_start, s_end in zip(t.start_ns[sync].tolist(), t.end_ns[sync].tolist(), strict=True):
         before = end[end <= s_end]
-        if len(before) and before.max() >= s_start:
-            tails.append(s_end - before.max())
-    return np.asarray(tails, dtype=np.int64)
+        gpu_done = int(before.max()) if len(before) else s_start
+        costs.append(s_end - max(s_start, gpu_done))
+    return np.asarray(costs, dtype=np.int64)
 
 
 def observe(recording) -> ChainObservation:
@@ -149,9 +159,9 @@ def observe(recording) -> ChainObservation:
         capture_us=float(timings["capture_us"]),
         eager_kernel_us=float(np.median(eager_t.dur_ns[eager_t.kind == "kernel"])) / 1000,
         graph_kernel_us=float(np.median(graph_t.dur_ns[graph_t.kind == "kernel"])) / 1000,
-        node_gaps_ns=_node_gaps(graph_t),
-        launch_latencies_ns=_idle_launch_latencies(eager_t),
-        sync_tails_ns=np.r_[_sync_tails(eager_t), _sync_tails(graph_t)],
+        node_gaps_ns=node_gaps(graph_t),
+        launch_latencies_ns=idle_launch_latencies(eager_t),
+        sync_costs_ns=np.r_[sync_costs(eager_t), sync_costs(graph_t)],
         graph_launch_calls_ns=graph_t.dur_ns[graph_calls],
         meta=dict(recording.meta),
     )
@@ -195,7 +205,7 @@ def fit(observations: Sequence[ChainObservation]) -> Fit:
         )
     gap = _median_us((o.node_gaps_ns for o in observations), "in-replay node gaps")
     latency = _median_us((o.launch_latencies_ns for o in observations), "launch latency")
-    sync = _median_us((o.sync_tails_ns for o in observations), "synchronize returns")
+    sync = _median_us((o.sync_costs_ns for o in observations), "synchronize calls")
 
     hosts = {}
     for o in observations:
@@ -252,8 +262,8 @@ def fit(observations: Sequence[ChainObservation]) -> Fit:
         "graph timelines",
         "launch_latency_us": "median launch-call end to kernel start, for kernels that found "
         "the GPU idle, in the profiled eager timelines",
-        "sync_us": "median time from the GPU's last kernel end to the synchronize call's return, "
-        "in the profiled timelines",
+        "sync_us": "median time a synchronize call took beyond waiting for the GPU (from the later "
+        "of its start and the GPU's last kernel end, to its return), in the profiled timelines",
         "capture": "least-squares line capture_us = base + N*per_kernel over the measured "
         "capture times (negative coefficients clipped to 0)",
         "kernel durations": "each recording simulated with the median kernel duration of its own "
