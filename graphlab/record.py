@@ -45,7 +45,7 @@ from pathlib import Path
 from typing import Any
 
 from . import workloads
-from .errors import GraphlabError
+from .errors import GraphlabError, RecordingError
 from .measure import (
     BREAK_EVEN_COUNTS,
     Captured,
@@ -250,12 +250,18 @@ def write_recording(data: Mapping[str, Any], directory: str | os.PathLike) -> Pa
     """Check ``data`` and write it to ``directory/<name>.json`` atomically (temp file + rename).
 
     A reader never sees a half-written file, and a failed write leaves the old file in place.
+    Raises RecordingError for data that is not a valid recording or cannot be written.
     """
     check_recording(data, where=f"recording {data.get('name')!r}")
-    folder = Path(directory)
-    folder.mkdir(parents=True, exist_ok=True)
+    try:
+        text = json.dumps(data, separators=(",", ":"), allow_nan=False)
+    except (TypeError, ValueError) as exc:
+        raise RecordingError(
+            f"recording {data['name']!r} cannot be stored as JSON ({exc}): every value must be a "
+            "finite number, a string, a list or a dict"
+        ) from None
+    folder = _writable_folder(directory)
     path = folder / f"{data['name']}.json"
-    text = json.dumps(data, separators=(",", ":"), allow_nan=False)
     handle, temp = tempfile.mkstemp(dir=folder, prefix=f".{data['name']}.", suffix=".tmp")
     try:
         with os.fdopen(handle, "w", encoding="utf-8") as out:
@@ -268,6 +274,18 @@ def write_recording(data: Mapping[str, Any], directory: str | os.PathLike) -> Pa
         Path(temp).unlink(missing_ok=True)
         raise
     return path
+
+
+def _writable_folder(directory: str | os.PathLike) -> Path:
+    """``directory``, created if needed; RecordingError if it cannot hold new files."""
+    folder = Path(directory)
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise RecordingError(f"cannot create the folder {folder}: {exc.strerror}") from None
+    if not os.access(folder, os.W_OK):
+        raise RecordingError(f"cannot write recordings into {folder}: permission denied")
+    return folder
 
 
 def record(
@@ -297,7 +315,8 @@ def record(
     require_gpu("graphlab record")
     from tqdm.auto import tqdm
 
-    folder = Path(out_dir) if out_dir is not None else RECORDINGS_DIR
+    # Check the folder before spending minutes of GPU time on results that could not be saved.
+    folder = _writable_folder(out_dir if out_dir is not None else RECORDINGS_DIR)
     meta = machine_meta(command)
     plan = experiments(quick)
     failures: dict[str, str] = {}

@@ -15,6 +15,7 @@ import stat
 import pytest
 import torch
 
+import graphlab.record
 from graphlab.commands import recordings as recordings_command
 from graphlab.errors import NeedsGPUError, RecordingError
 from graphlab.record import experiments, record, write_recording
@@ -319,10 +320,22 @@ def test_write_recording_refuses_bad_data_and_leaves_the_old_file(tmp_path):
         write_recording(bad, tmp_path)
     nan = fixture_recording()
     nan["timings"]["eager_us"] = float("nan")
-    with pytest.raises(ValueError):
+    with pytest.raises(RecordingError, match="'chain_2_k8' cannot be stored as JSON"):
         write_recording(nan, tmp_path)
     assert (tmp_path / "chain_2_k8.json").read_bytes() == before
     assert [p.name for p in tmp_path.iterdir()] == ["chain_2_k8.json"]
+
+
+def test_write_recording_into_a_file_is_a_recording_error(tmp_path):
+    blocker = tmp_path / "not_a_folder"
+    blocker.write_text("", encoding="utf-8")
+    with pytest.raises(RecordingError, match="cannot create the folder"):
+        write_recording(fixture_recording(), blocker / "inside")
+
+
+def test_driver_version_without_nvidia_smi_says_so(monkeypatch):
+    monkeypatch.setattr(graphlab.record.shutil, "which", lambda name: None)
+    assert graphlab.record._driver_version() == "unknown (nvidia-smi not found)"
 
 
 # --------------------------------------------------------------------------- the commands
