@@ -412,3 +412,16 @@ def test_step_from_a_timeline_takes_the_first_steps_kernels():
     assert [step.names[i] for i in step.name_index] == ["mm", "relu"]
     with pytest.raises(SimulatorError, match="3 identical steps"):
         step_from_timeline(t, iterations=3)
+
+
+def test_gap_analysis_reads_simulated_timelines_like_real_ones():
+    # eager: kernels at 7, 12, 17, 22 (launch end + 2 µs latency): three 4 µs gaps, each the
+    # GPU waiting for the host. graph: nodes 0.5 µs apart inside one replay: not host-bound.
+    e = simulate(eager(chain(4, 1.0), params(host=5, latency=2))).summary()
+    assert (e.kernels, e.kernel_launches, e.graph_launches) == (4, 4, 0)
+    assert (e.gaps.count, e.gaps.median_ns, e.host_bound_gaps) == (3, 4000, 3)
+    assert e.launch_latency.median_ns == 2000
+    g = simulate(graph(chain(4, 1.0), params(latency=2, gap=0.5))).summary()
+    assert (g.kernels, g.kernel_launches, g.graph_launches) == (4, 0, 1)
+    assert (g.gaps.count, g.gaps.median_ns, g.host_bound_gaps) == (3, 500, 0)
+    assert (g.span_ns, g.busy_ns) == (5500, 4000)
