@@ -48,8 +48,8 @@ _LAUNCH_PREFIXES = (
     "cudaMemset",
     "cuMemset",
 )
-# Largest |time| in µs that fits int64 nanoseconds (about 106 days after the trace's base time).
-_MAX_US = (2**63 - 1) // 1000
+# Largest |time| in µs accepted: 2**62 ns (about 146 years), so start + duration fits in int64.
+_MAX_US = 2**62 // 1000
 _GPU_CATEGORIES = {"kernel": "kernel", "gpu_memcpy": "memcpy", "gpu_memset": "memset"}
 _HOST_CATEGORIES = {"cuda_runtime", "cuda_driver"}
 _EXPORT_ADVICE = (
@@ -86,6 +86,8 @@ def read_json(path: str | os.PathLike) -> Any:
         else:
             raw = p.read_bytes()
         return json.loads(raw, parse_float=Decimal)
+    except RecursionError:
+        raise TraceError(f"{p}: JSON nested too deeply to be a trace; {_EXPORT_ADVICE}") from None
     except (OSError, EOFError) as exc:
         raise TraceError(
             f"{p}: cannot be read ({exc}); check the file and its permissions"
@@ -180,11 +182,11 @@ def _ns(value: Any) -> int | None:
 
 
 def _int(value: Any, default: int = -1) -> int:
-    """An integer id from an int, or a string of digits; ``default`` otherwise."""
-    if isinstance(value, int) and not isinstance(value, bool):
+    """An int64 id from an int or a string of digits; ``default`` otherwise."""
+    if isinstance(value, str) and value.lstrip("-").isdigit() and len(value) < 20:
+        value = int(value)
+    if isinstance(value, int) and not isinstance(value, bool) and abs(value) < 2**63:
         return value
-    if isinstance(value, str) and value.lstrip("-").isdigit():
-        return int(value)
     return default
 
 
@@ -206,7 +208,10 @@ def _table_from_events(events: list, where: str) -> tuple[dict[str, list], Count
         name = str(event.get("name", ""))
         args = event.get("args")
         args = args if isinstance(args, dict) else {}
-        forced = args.get("graphlab_kind")  # written by Timeline.to_chrome_trace
+        # Timeline.to_chrome_trace writes the kind of each host event; trust only known ones.
+        forced = (
+            args.get("graphlab_kind") if args.get("graphlab_kind") in ("launch", "sync") else None
+        )
         if cat in _GPU_CATEGORIES:
             kind = _GPU_CATEGORIES[cat]
         elif cat in _HOST_CATEGORIES:

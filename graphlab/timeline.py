@@ -130,7 +130,7 @@ class Timeline:
                 columns[col] = np.full(n, -1, dtype=np.int64)
                 continue
             array = np.asarray(values)
-            if array.size and (array.dtype.kind == "f" or array.dtype == object):
+            if array.size and array.dtype.kind not in "iu":
                 raise TraceError(
                     f"column {col!r} must hold integers (nanoseconds or ids), got {array.dtype}: "
                     "convert times to integer nanoseconds first"
@@ -230,11 +230,15 @@ class Timeline:
                 "pass the output of Timeline.to_dict() or a file written by Timeline.save()"
             )
         try:
-            events = data["events"]
-            names = list(data["names"])
+            events, names = data["events"], data["names"]
+            if not isinstance(names, list) or not isinstance(events, Mapping):
+                raise TypeError("'names' must be a list and 'events' an object")
             index = np.asarray(events["name"], dtype=np.int64)
+            if len(index) and (index.min() < 0 or index.max() >= len(names)):
+                raise IndexError("a name index points outside 'names'")
             name = np.asarray(names, dtype=object)[index] if len(index) else []
-            int_columns = {col: np.asarray(events[col], dtype=np.int64) for col in _INT_COLUMNS}
+            # The constructor refuses non-integer columns (a float time would be truncated).
+            int_columns = {col: np.asarray(events[col]) for col in _INT_COLUMNS}
             meta = plain_json(data.get("meta"))
             return cls(kind=events["kind"], name=name, meta=meta, **int_columns)
         except (KeyError, TypeError, ValueError, IndexError, OverflowError) as exc:

@@ -8,6 +8,7 @@ raw JSON (Decimal microseconds, a loop merging intervals), not by graphlab.
 
 from __future__ import annotations
 
+import contextlib
 import gzip
 import json
 from pathlib import Path
@@ -15,6 +16,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from graphlab import kineto
 from graphlab.errors import TraceError
@@ -370,3 +373,114 @@ def test_profiler_object_is_exported_and_loaded(synthetic_path):
     assert columns(t) == columns(Timeline.from_chrome_trace(synthetic_path))
     with pytest.raises(TraceError, match=r"after the `with torch\.profiler\.profile"):
         Timeline.from_chrome_trace(UnfinishedProfiler())
+
+
+# ------------------------------------------------- property: bad input only ever TraceError
+
+json_values = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers(-(2**70), 2**70)
+    | st.floats(allow_nan=True, allow_infinity=True)
+    | st.text(max_size=8),
+    lambda inner: (
+        st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=6), inner, max_size=4)
+    ),
+    max_leaves=12,
+)
+event_fields = st.fixed_dictionaries(
+    {},
+    optional={
+        "ph": st.sampled_from(["X", "M", "f", "s", "i"]) | json_values,
+        "cat": st.sampled_from(["kernel", "gpu_memcpy", "cuda_runtime", "cuda_driver", "cpu_op"])
+        | json_values,
+        "name": st.sampled_from(["cudaLaunchKernel", "cudaGraphLaunch", "cudaMystery"])
+        | json_values,
+        "ts": st.integers(-(2**70), 2**70) | st.decimals(allow_nan=True) | json_values,
+        "dur": st.integers(-5, 2**70) | st.decimals(allow_nan=True) | json_values,
+        "pid": json_values,
+        "tid": json_values,
+        "args": st.fixed_dictionaries(
+            {},
+            optional={
+                "correlation": json_values,
+                "stream": json_values,
+                "device": json_values,
+                "graphlab_kind": json_values | st.sampled_from(["launch", "sync", "kernel"]),
+            },
+        )
+        | json_values,
+    },
+)
+# Well-formed events, so that the analysis also runs on many of the generated traces.
+small_ids = st.integers(-1, 3)
+plausible_events = st.fixed_dictionaries(
+    {
+        "ph": st.just("X"),
+        "cat": st.sampled_from(["kernel", "gpu_memcpy", "gpu_memset", "cuda_runtime"]),
+        "name": st.sampled_from(["cudaLaunchKernel", "cudaGraphLaunch", "cudaMemcpyAsync", "k"]),
+        "ts": st.decimals(0, 10**6, places=3),
+        "dur": st.decimals(0, 100, places=3),
+        "pid": small_ids,
+        "tid": small_ids,
+        "args": st.fixed_dictionaries(
+            {"correlation": small_ids, "stream": small_ids, "device": small_ids}
+        ),
+    }
+)
+traces = st.one_of(
+    json_values,
+    st.fixed_dictionaries({"traceEvents": st.lists(event_fields, max_size=8)}),
+    st.fixed_dictionaries({"traceEvents": st.lists(plausible_events | event_fields, max_size=12)}),
+    st.lists(event_fields, max_size=8),
+)
+
+
+def load_or_trace_error(src):
+    try:
+        t = Timeline.from_chrome_trace(src)
+    except TraceError:
+        return None
+    t.summary()  # and the analysis of whatever loaded must not fail either
+    return t
+
+
+@settings(max_examples=150, deadline=None)
+@given(traces)
+def test_any_parsed_json_loads_or_raises_trace_error(data):
+    load_or_trace_error(data)
+
+
+@settings(max_examples=60, deadline=None)
+@given(traces, st.integers(0, 400))
+def test_any_file_text_or_prefix_loads_or_raises_trace_error(tmp_path_factory, data, cut):
+    text = json.dumps(data, default=str)  # Decimals as strings; NaN/Infinity stay as tokens
+    path = tmp_path_factory.mktemp("prop") / "trace.json"
+    path.write_text(text[: max(cut, len(text) // 2)])
+    load_or_trace_error(path)
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    st.fixed_dictionaries(
+        {"schema": st.just(SCHEMA)},
+        optional={"names": json_values, "events": json_values, "meta": json_values},
+    )
+    | st.fixed_dictionaries(
+        {
+            "schema": st.just(SCHEMA),
+            "names": st.lists(st.text(max_size=3), max_size=3),
+            "events": st.dictionaries(
+                st.sampled_from(COLUMNS), st.lists(json_values, max_size=3), max_size=8
+            ),
+        }
+    )
+)
+def test_any_timeline_dict_loads_or_raises_trace_error(data):
+    with contextlib.suppress(TraceError):
+        Timeline.from_dict(data).summary()
+
+
+def test_deeply_nested_json_is_refused(tmp_path):
+    with pytest.raises(TraceError, match="nested too deeply"):
+        Timeline.from_chrome_trace(write(tmp_path, "[" * 100_000 + "]" * 100_000))
