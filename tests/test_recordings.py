@@ -11,6 +11,8 @@ import argparse
 import json
 import pickle
 import stat
+import subprocess
+import sys
 
 import pytest
 import torch
@@ -213,6 +215,22 @@ def test_bundled_recordings_all_load_and_name_a_gpu():
         assert rec.path.parent == RECORDINGS_DIR
         assert rec.meta["gpu"]
         assert rec.label.startswith(f"recorded on {rec.meta['gpu']} (driver ")
+
+
+@pytest.mark.parametrize("first", ["import graphlab", "import graphlab.record"])
+def test_graphlab_recordings_lists_whatever_was_imported_first(tmp_path, first):
+    # Importing the graphlab.recordings package makes graphlab.recordings that module rather than
+    # the function; both must list. A fresh interpreter controls what was imported first.
+    write_recording(fixture_recording(), tmp_path)
+    code = (
+        f"{first}; import graphlab, sys; "
+        "print([r.name for r in graphlab.recordings(sys.argv[1])]); "
+        "print(graphlab.recording('chain_2_k8', sys.argv[1]).name)"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code, str(tmp_path)], capture_output=True, text=True, check=True
+    )
+    assert result.stdout == "['chain_2_k8']\nchain_2_k8\n"
 
 
 # ----------------------------------------------------------------------- bad recordings

@@ -21,6 +21,8 @@ from __future__ import annotations
 import json
 import os
 import re
+import sys
+import types
 from collections.abc import Mapping
 from datetime import datetime
 from pathlib import Path
@@ -270,3 +272,19 @@ def _load(path: Path) -> Recording:
 def _parse_date(text: str) -> datetime:
     # datetime.fromisoformat accepts a trailing "Z" only from Python 3.11 on.
     return datetime.fromisoformat(text.replace("Z", "+00:00"))
+
+
+class _CallableModule(types.ModuleType):
+    """This package, callable as :func:`list_recordings`.
+
+    ``graphlab.recordings()`` is the public way to list recordings, but importing this package
+    (``import graphlab.recordings``, which graphlab record does) makes the attribute
+    ``graphlab.recordings`` this module rather than the function. Making the module callable
+    keeps ``graphlab.recordings()`` working whichever of the two the attribute is.
+    """
+
+    def __call__(self, directory: str | os.PathLike | None = None) -> list[Recording]:
+        return list_recordings(directory)
+
+
+sys.modules[__name__].__class__ = _CallableModule
