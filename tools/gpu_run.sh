@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# The lead's one-call GPU run (device tool, NVIDIA H200, no network): records what the course bundles
+# and runs the GPU tests. Usage on the GPU machine, from the repository root, after installing the
+# carried wheels (see ../shared/gpu/wheels.sh):  bash tools/gpu_run.sh STEP...
+# Steps: traces recordings fidelity cudatests notebooks memory. Everything lands in $OUT/results.tgz
+# plus one log per step, so a failing step never hides the others' results.
+set -u
+stage=$(mktemp -d)
+export PYTHONUNBUFFERED=1 PYTHONPATH="/tmp/site:$PWD" PATH="/tmp/site/bin:$PATH"
+run_step() {  # name, command...
+  local name=$1; shift
+  echo "=== $name: $*"
+  local t0=$SECONDS
+  "$@" >"$stage/$name.log" 2>&1
+  local rc=$?
+  echo "=== $name: rc=$rc in $((SECONDS - t0)) s"
+  tail -n 25 "$stage/$name.log"
+}
+for step in "$@"; do
+  case $step in
+    traces) run_step traces python3 tests/traces/make_traces.py "$stage/traces" ;;
+    recordings) run_step recordings python3 -m graphlab record --out "$stage/recordings" ;;
+    fidelity) run_step fidelity python3 tests/fidelity/record_outcomes.py "$stage/h200_outcomes.json" ;;
+    cudatests) run_step cudatests python3 -m pytest -m cuda -p no:cacheprovider -q -rs --continue-on-collection-errors tests ;;
+    notebooks) run_step notebooks python3 tools/execute_notebooks.py
+      mkdir -p "$stage/notebooks" && cp notebooks/*.ipynb "$stage/notebooks/" ;;
+    nbval) run_step nbval python3 -m pytest -p no:cacheprovider -q --nbval-lax notebooks ;;
+    memory) run_step memory python3 benchmarks/memory_rounds.py ;;
+    *) echo "unknown step $step" ;;
+  esac
+done
+nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv >"$stage/gpu.txt" 2>&1
+tar czf "$OUT/results.tgz" -C "$stage" .
+cp "$stage"/*.log "$OUT/" 2>/dev/null
+ls -la "$OUT"
