@@ -11,7 +11,7 @@ run_step() {  # name, command...
   local name=$1; shift
   echo "=== $name: $*"
   local t0=$SECONDS
-  "$@" >"$stage/$name.log" 2>&1
+  timeout "${STEP_TIMEOUT:-300}" "$@" >"$stage/$name.log" 2>&1
   local rc=$?
   echo "=== $name: rc=$rc in $((SECONDS - t0)) s"
   tail -n 25 "$stage/$name.log"
