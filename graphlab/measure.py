@@ -19,6 +19,9 @@ The method is the one lesson 06 teaches (and the seed Q&A's question 10 asks for
   copies fresh inputs into the graph's static input buffers and clones its outputs (the next
   replay overwrites them); eager gets the same fresh inputs. Same inputs, precision and batch.
 - **Many repeats**, reported as the median with the 10th and 90th percentile.
+- **Break-even** N* = capture / (eager end to end − replay end to end). The first replay's extra
+  cost (``first_replay_us`` − ``replay_us``: uploading the graph) is reported apart and is not in
+  N*; :func:`cumulative_totals` includes it, as it includes everything a real loop pays.
 - **Never from a profiled run**: the profiler roughly doubles eager launch cost on the H200. With
   ``profile=True`` the timelines come from a separate profiled run made after the timing.
 
