@@ -111,6 +111,9 @@ class Program:
             raise SimulatorError("program arrays disagree in length: build it with workloads")
         if n_items and (np.any(np.diff(self.item_op) < 0) or self.item_op[-1] >= len(self)):
             raise SimulatorError("items must be submitted by existing ops, in issue order")
+        submitters = self.op_kind[self.item_op]
+        if np.any((submitters != OP_LAUNCH) & (submitters != OP_GRAPH_LAUNCH)):
+            raise SimulatorError("only launch and graph-launch ops submit GPU work")
         if len(self.edge_item) and np.any(self.edge_after >= self.edge_item):
             raise SimulatorError(
                 "a wait must be on work submitted earlier (edge_after < edge_item)"
