@@ -9,6 +9,7 @@
   :func:`binder_badge` derive every link and install line from one place: ``[project.urls]
   Repository`` in ``pyproject.toml``. ``tools/badges.py`` rewrites the notebooks' first cells and
   prints the README's badge lines from them, so one edit of that URL updates everything.
+- :func:`refresh_links` rewrites a notebook's badge and install cell from that URL.
 - :func:`notebooks_dir` finds the course folder of a source checkout (``graphlab lab`` opens it).
 """
 
@@ -31,6 +32,7 @@ __all__ = [
     "install_cell_source",
     "live_or_recorded",
     "notebooks_dir",
+    "refresh_links",
     "repository_url",
 ]
 
@@ -115,6 +117,39 @@ def binder_badge(
     return f"[![Binder](https://mybinder.org/badge_logo.svg)]({link})"
 
 
+def _source(cell: dict) -> str:
+    source = cell.get("source", "")
+    return "".join(source) if isinstance(source, list) else source
+
+
+def refresh_links(notebook: dict, filename: str, url: str | None = None) -> bool:
+    """Rewrite ``notebook``'s Colab badge line and install cell from the repository URL.
+
+    ``notebook`` is a notebook as loaded by nbformat (or its JSON dict), ``filename`` its name in
+    ``notebooks/``. The badge is the line of the first markdown cell that starts with
+    ``[![Open In Colab]``; the install cell is the code cell starting with
+    :data:`INSTALL_MARKER`. Returns whether anything changed.
+    """
+    url = url or repository_url()
+    changed = False
+    cells = notebook["cells"]
+    markdown = next((c for c in cells if c["cell_type"] == "markdown"), None)
+    if markdown is not None:
+        lines = _source(markdown).split("\n")
+        badge = colab_badge(filename, url)
+        new = [badge if line.startswith("[![Open In Colab]") else line for line in lines]
+        if new != lines:
+            markdown["source"] = "\n".join(new)
+            changed = True
+    install = install_cell_source(url)
+    for cell in cells:
+        text = _source(cell)
+        if cell["cell_type"] == "code" and text.startswith(INSTALL_MARKER) and text != install:
+            cell["source"] = install
+            changed = True
+    return changed
+
+
 def notebooks_dir() -> Path:
     """The ``notebooks/`` folder of the source checkout graphlab is imported from.
 
@@ -131,17 +166,16 @@ def notebooks_dir() -> Path:
 
 
 def _describe_recording(rec: Any) -> str:
-    meta = dict(getattr(rec, "meta", {}) or {})
-    versions = ", ".join(
-        f"{key} {meta[key]}" for key in ("driver", "cuda", "torch") if meta.get(key) is not None
-    )
-    date = str(meta.get("date", "date unknown"))[:10]
-    gpu = meta.get("gpu", "an unknown GPU")
-    return f"recorded on {gpu} ({versions}; {date}), recording {getattr(rec, 'name', '?')!r}"
+    """The recording's own provenance line, with its name."""
+    label = getattr(rec, "label", None)
+    if not label:
+        meta = dict(rec.meta or {})
+        label = f"recorded on {meta.get('gpu', 'an unnamed GPU')} ({str(meta.get('date'))[:10]})"
+    return f"{label}, recording {getattr(rec, 'name', '?')!r}"
 
 
-def banner(source: Any = None, note: str = "") -> str:
-    """Print and return one line saying which backend produced the result below it.
+def banner(source: Any = None, note: str = "") -> None:
+    """Print one line saying which backend produced the result below it.
 
     ``source`` is ``None`` (the live backend of this machine), ``"live"``, ``"emulator"``,
     ``"simulated"``/``"simulator"``, or a recording object (anything with ``.meta`` and ``.name``,
@@ -166,7 +200,34 @@ def banner(source: Any = None, note: str = "") -> str:
         )
     line = f"[{text}{' - ' + note if note else ''}]"
     print(line)
-    return line
+    if (source is None or source in ("live", "emulator")) and not live.is_cuda:
+        _announce_emulator_differences()
+
+
+_differences_announced = False
+
+
+def _announce_emulator_differences() -> None:
+    """Name the emulator's known differences from a GPU once, here, instead of as warnings.
+
+    The emulator warns the first time a program relies on one of them. In a notebook those
+    warnings would land in whichever later cell triggers them, and differ from the GPU's output
+    there; the banner names them all up front instead and silences the repeats.
+    """
+    import warnings
+
+    from .emulator import DIFFERENCES, EmulatorDifferenceWarning
+
+    global _differences_announced
+    if _differences_announced:
+        return
+    _differences_announced = True
+    print(
+        "[the emulator differs from a GPU in: "
+        + ", ".join(key.replace("_", " ") for key in DIFFERENCES)
+        + " (details: graphlab.emulator.DIFFERENCES)]"
+    )
+    warnings.filterwarnings("ignore", category=EmulatorDifferenceWarning)
 
 
 def live_or_recorded(run_live: Callable[[], Any], recording: str, note: str = "") -> Any:

@@ -7,6 +7,7 @@ from collections.abc import Callable
 
 import torch
 
+from ..errors import CheckFailed
 from ._core import call, fail, live, passed
 
 __all__ = ["check_captured_training", "make_model"]
@@ -39,6 +40,17 @@ def _max_param_diff(a: torch.nn.Module, b: torch.nn.Module) -> float:
     )
 
 
+def _check_warm_up(steps_capturing: list[bool], error: Exception | None = None) -> None:
+    """Fail if the first optimizer step the learner ran was inside the capture."""
+    if steps_capturing and steps_capturing[0]:
+        raise CheckFailed(
+            "optimizer.step() ran for the first time inside the capture: warm up first. Run a "
+            "few ordinary steps on a side stream before capturing, so that the optimizer creates "
+            "its state (and autograd its buffers) outside the graph; otherwise the graph would "
+            "re-initialise that state on every replay."
+        ) from error
+
+
 def check_captured_training(capture_step: Callable, make_optimizer: Callable) -> None:
     """Check ``capture_step(model, optimizer, static_x, static_y) -> (graph, static_loss)``.
 
@@ -48,12 +60,26 @@ def check_captured_training(capture_step: Callable, make_optimizer: Callable) ->
     optimizer, taken right after capture, runs the same three steps eagerly. Losses and weights
     must agree.
     """
-    _, device = live()
+    cuda, device = live()
     batches = _batches(device)
     model = make_model(device)
     optimizer = call(make_optimizer, model.parameters(), name="make_optimizer")
+    if not isinstance(optimizer, torch.optim.Optimizer):
+        fail(f"make_optimizer should return a torch.optim optimizer, not {optimizer!r}.")
+    # Record, for each optimizer.step(), whether it ran inside a capture.
+    steps_capturing: list[bool] = []
+    hook = optimizer.register_step_pre_hook(
+        lambda *_: steps_capturing.append(bool(cuda.is_current_stream_capturing()))
+    )
     static_x, static_y = (t.clone() for t in batches[0])
-    result = call(capture_step, model, optimizer, static_x, static_y, name="capture_step")
+    try:
+        result = call(capture_step, model, optimizer, static_x, static_y, name="capture_step")
+    except CheckFailed as error:
+        _check_warm_up(steps_capturing, error)
+        raise
+    finally:
+        hook.remove()
+    _check_warm_up(steps_capturing)
     if not (isinstance(result, tuple) and len(result) == 2):
         fail("capture_step should return a pair (graph, static_loss).")
     graph, static_loss = result
@@ -62,7 +88,7 @@ def check_captured_training(capture_step: Callable, make_optimizer: Callable) ->
 
     eager_model = copy.deepcopy(model)
     eager_optimizer = type(optimizer)(eager_model.parameters(), **optimizer.defaults)
-    eager_optimizer.load_state_dict(optimizer.state_dict())
+    eager_optimizer.load_state_dict(copy.deepcopy(optimizer.state_dict()))  # no shared state
     before = copy.deepcopy(model)
 
     graph_losses, eager_losses = [], []
@@ -70,12 +96,12 @@ def check_captured_training(capture_step: Callable, make_optimizer: Callable) ->
         static_x.copy_(x)
         static_y.copy_(y)
         graph.replay()
-        graph_losses.append(float(static_loss))
+        graph_losses.append(float(static_loss.detach()))
         eager_optimizer.zero_grad(set_to_none=True)
         loss = torch.nn.functional.mse_loss(eager_model(x), y)
         loss.backward()
         eager_optimizer.step()
-        eager_losses.append(float(loss))
+        eager_losses.append(float(loss.detach()))
 
     if _max_param_diff(model, before) == 0.0:
         fail(
@@ -88,7 +114,7 @@ def check_captured_training(capture_step: Callable, make_optimizer: Callable) ->
             "and static_y, the tensors the checker copies each batch into."
         )
     diff = _max_param_diff(model, eager_model)
-    if diff > 1e-4:
+    if not diff <= 1e-5:  # also catches NaN
         fail(
             f"after {STEPS} replays the weights differ from {STEPS} eager steps by up to {diff:.3g}"
             f" (losses: graph {[round(v, 4) for v in graph_losses]}, eager "

@@ -1,0 +1,75 @@
+"""Refresh every link derived from the repository URL, and print the README's badge lines.
+
+The URL lives in one place: ``[project.urls] Repository`` in pyproject.toml. After changing it,
+reinstall (``pip install -e .``, so the package metadata carries the new URL) and run::
+
+    python tools/badges.py           # rewrite the notebooks' Colab badges and install cells
+    python tools/badges.py --check   # exit 1 if a notebook is out of date (changes nothing)
+
+Either way it prints the README lines: a Binder badge and one "Open in Colab" badge per lesson.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import tempfile
+from pathlib import Path
+
+import nbformat
+
+from graphlab import course
+
+NOTEBOOKS = Path(__file__).resolve().parent.parent / "notebooks"
+
+
+def title(notebook) -> str:
+    """The lesson title: the first markdown cell's first line, without the leading '#'."""
+    for cell in notebook.cells:
+        if cell.cell_type == "markdown":
+            return cell.source.split("\n", 1)[0].lstrip("# ").strip()
+    return ""
+
+
+def write_atomically(notebook, path: Path) -> None:
+    """Write ``notebook`` to ``path`` through a temporary file, so a crash leaves no half file."""
+    handle, temp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8") as out:
+            nbformat.write(notebook, out)
+        os.replace(temp, path)
+    except BaseException:
+        os.unlink(temp)
+        raise
+
+
+def readme_lines(titles: dict[str, str]) -> list[str]:
+    """The README block: Binder badge, then a table of lessons with their Colab badges."""
+    lines = [course.binder_badge(), "", "| lesson | open |", "| --- | --- |"]
+    for name, text in titles.items():
+        lines.append(f"| [{text}](notebooks/{name}) | {course.colab_badge(name)} |")
+    return lines
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--check", action="store_true", help="report stale notebooks, change none")
+    args = parser.parse_args(argv)
+    stale, titles = [], {}
+    for path in sorted(NOTEBOOKS.glob("[0-9][0-9]_*.ipynb")):
+        notebook = nbformat.read(path, as_version=4)
+        titles[path.name] = title(notebook)
+        if course.refresh_links(notebook, path.name):
+            stale.append(path.name)
+            if not args.check:
+                write_atomically(notebook, path)
+    print("\n".join(readme_lines(titles)))
+    if stale:
+        verb = "out of date" if args.check else "updated"
+        print(f"\n{verb}: {', '.join(stale)}", file=sys.stderr)
+    return 1 if stale and args.check else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

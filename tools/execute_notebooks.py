@@ -1,0 +1,60 @@
+"""Execute the course notebooks in place, top to bottom, and stamp their provenance.
+
+Run on the GPU machine to store real GPU outputs in the notebooks before committing them::
+
+    python tools/execute_notebooks.py                    # every notebooks/NN_*.ipynb
+    python tools/execute_notebooks.py notebooks/02_static_inputs.ipynb
+
+Each notebook runs in a fresh kernel (the ``python3`` kernelspec: the Python running this script)
+with ``notebooks/`` as its working directory; the solutions are part of the notebooks, so every
+checker runs against them. A notebook that raises is reported and left unchanged on disk. Prints
+each notebook's wall time; exits 1 if any failed.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+
+import nbclient
+import nbformat
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from badges import NOTEBOOKS, write_atomically
+from stamp_notebooks import provenance
+
+CELL_TIMEOUT_S = 600
+
+
+def execute(path: Path, meta: dict) -> bool:
+    notebook = nbformat.read(path, as_version=4)
+    client = nbclient.NotebookClient(
+        notebook,
+        timeout=CELL_TIMEOUT_S,
+        kernel_name="python3",
+        resources={"metadata": {"path": str(path.parent)}},
+    )
+    start = time.perf_counter()
+    try:
+        client.execute()
+    except nbclient.exceptions.CellExecutionError as error:
+        print(f"FAILED {path.name} after {time.perf_counter() - start:.1f} s:\n{error}")
+        return False
+    notebook.metadata["graphlab"] = dict(meta)
+    write_atomically(notebook, path)
+    print(f"ok     {path.name}: {time.perf_counter() - start:.1f} s")
+    return True
+
+
+def main(argv: list[str]) -> int:
+    paths = [Path(p) for p in argv] or sorted(NOTEBOOKS.glob("[0-9][0-9]_*.ipynb"))
+    meta = provenance()
+    print(f"executing {len(paths)} notebooks on {meta.get('gpu')} ({meta['backend']} backend)")
+    results = [execute(path, meta) for path in paths]
+    return 0 if all(results) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

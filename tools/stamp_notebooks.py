@@ -1,0 +1,60 @@
+"""Record where the notebooks' stored outputs came from, in each notebook's metadata.
+
+Run right after executing the notebooks on the GPU machine (``tools/execute_notebooks.py`` calls
+it). Each notebook gets ``metadata["graphlab"]``: the GPU, driver, torch, CUDA and Python versions,
+the date, the graphlab version and which backend produced the outputs. Readers on GitHub then
+know that the stored timings are real GPU results, and from which GPU.
+
+    python tools/stamp_notebooks.py notebooks/0*.ipynb
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import nbformat
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from badges import write_atomically
+
+from graphlab.backend import backend
+
+
+def provenance() -> dict[str, str]:
+    """This machine's description, as ``graphlab record`` writes it into recordings."""
+    live = backend()
+    if live.is_cuda:
+        from graphlab.record import machine_meta
+
+        meta = machine_meta("tools/execute_notebooks.py")
+    else:
+        import platform
+        from datetime import datetime, timezone
+
+        import torch
+
+        import graphlab
+
+        meta = {
+            "gpu": "none",
+            "torch": torch.__version__,
+            "python": platform.python_version(),
+            "date": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+            "graphlab": graphlab.__version__,
+        }
+    return {**meta, "backend": live.name}
+
+
+def stamp(paths: list[Path]) -> None:
+    meta = provenance()
+    for path in paths:
+        notebook = nbformat.read(path, as_version=4)
+        notebook.metadata["graphlab"] = dict(meta)
+        write_atomically(notebook, path)
+        print(f"stamped {path.name}: {meta.get('gpu')}, torch {meta.get('torch')}")
+
+
+if __name__ == "__main__":
+    stamp([Path(p) for p in sys.argv[1:]])
