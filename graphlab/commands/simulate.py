@@ -129,7 +129,7 @@ def _write_atomically(path: Path, text: str) -> None:
 
 def _report(result: dict) -> str:
     workload = result["workload"]
-    lines = [f"simulated: {workload['kernels']} kernels of {workload['kernel_us']:g} µs"]
+    lines = [f"simulated: {workload['kernels']:,} kernels of {workload['kernel_us']:g} µs"]
     for mode in ("eager", "graph"):
         r = result[mode]
         lines.append(
@@ -142,9 +142,8 @@ def _report(result: dict) -> str:
     elif n_star is None:
         lines.append("  break-even: never (a replay is not faster than eager here)")
     else:
-        lines.append(
-            f"  break-even: N* = {n_star:,.2f} steps (capture {result['capture_us']:,.1f} µs)"
-        )
+        shown = f"{n_star:,.2f}" if n_star >= 1 else f"{n_star:.3g}"
+        lines.append(f"  break-even: N* = {shown} steps (capture {result['capture_us']:,.1f} µs)")
     source = "calibrated" if result["calibration"] else "given by hand"
     numbers = ", ".join(f"{k}={v:g}" for k, v in result["params"].items() if v is not None)
     lines.append(f"  parameters ({source}): {numbers}")
