@@ -245,7 +245,7 @@ CATALOGUE: tuple[Failure, ...] = (
             "capture, create a new torch.cuda.CUDAGraph() and capture again."
         ),
         lesson="01_kernel_gaps",
-        patterns=(r"replay without a preceding successful capture",),
+        patterns=(r"replay(\(\))? without a preceding successful capture",),
     ),
     Failure(
         key="stale-static-input",

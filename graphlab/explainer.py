@@ -122,15 +122,49 @@ class explained(contextlib.ContextDecorator):
     Use as ``with explained(): ...`` or as a ``@explained()`` decorator. The exception is re-raised
     unchanged except for a note (PEP 678) holding the explanation; unrecognised exceptions pass
     through untouched.
+
+    It also makes the stream that was current when the block began current again. When ending a
+    capture fails, ``torch.cuda.graph`` (and the emulator, which copies it) leaves its side stream
+    current, and every later cell of the notebook would then run on that stream.
     """
 
     def __enter__(self) -> explained:
+        self._stream = _current_stream()
         return self
 
     def __exit__(self, exc_type, exc, tb) -> bool:
         if isinstance(exc, Exception):
             _attach(exc)
+            _restore_stream(self._stream)
         return False
+
+
+def _graph_api():
+    """The live graph API (torch.cuda or the emulator), or None if CUDA has not been started.
+
+    Never starts CUDA itself: a block that did not touch the GPU has no stream to restore.
+    """
+    from .backend import backend, cuda_module
+
+    if backend().is_cuda:
+        import torch
+
+        return torch.cuda if torch.cuda.is_initialized() else None
+    return cuda_module()
+
+
+def _current_stream():
+    api = _graph_api()
+    return None if api is None else api.current_stream()
+
+
+def _restore_stream(entry_stream) -> None:
+    api = _graph_api()
+    if api is None or api.is_current_stream_capturing():
+        return  # nothing started, or a capture is still open: leave it to its owner
+    target = entry_stream if entry_stream is not None else api.default_stream()
+    if api.current_stream() != target:
+        api.set_stream(target)
 
 
 def _attach(exc: Exception) -> None:

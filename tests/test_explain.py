@@ -8,11 +8,13 @@ tests/gpu/test_explain_cuda.py.
 
 from __future__ import annotations
 
+import contextlib
 import re
 import warnings
 
 import pytest
 
+from graphlab.backend import backend
 from graphlab.catalogue import CATALOGUE
 from graphlab.errors import CaptureError, CheckFailed
 from graphlab.explainer import Explanation, explain, explained
@@ -351,3 +353,151 @@ def test_public_name_is_the_function_even_after_importing_the_modules():
     assert graphlab.explain(RuntimeError("capturing stream has unjoined work")).key == (
         "unjoined-fork"
     )
+
+
+# -- produced for real on the CPU emulator (graphlab.emulator) -----------------------------------
+
+
+@pytest.fixture(autouse=True)
+def default_emulator_stream():
+    """A failed capture leaves its side stream current (as torch.cuda.graph does): reset it."""
+    yield
+    from graphlab import emulator
+
+    emulator.set_stream(emulator.default_stream())
+
+
+def _failing_capture(body):
+    """Run ``body(x)`` inside an emulator capture of a tensor ``x``; return what it raised."""
+    import torch
+
+    from graphlab import emulator as cuda
+
+    x = torch.ones(4)
+    g = cuda.CUDAGraph()
+    with pytest.raises(CaptureError) as info, cuda.graph(g):
+        body(x)
+    return info.value
+
+
+def test_emulator_item_in_capture():
+    failure = _failing_capture(lambda x: (x * 2).sum().item())
+    assert failure.cuda_error == "cudaErrorStreamCaptureInvalidated"  # raised when the block exits
+    assert explain(failure).key == "host-sync-in-capture"
+
+
+def test_emulator_synchronize_in_capture():
+    from graphlab import emulator as cuda
+
+    def body(x):
+        x.mul_(2)
+        cuda.synchronize()
+
+    assert explain(_failing_capture(body)).key == "host-sync-in-capture"
+
+
+def test_emulator_data_dependent_shape_in_capture():
+    assert explain(_failing_capture(lambda x: x.nonzero())).key == "host-sync-in-capture"
+
+
+def test_emulator_print_in_capture(capsys):
+    assert explain(_failing_capture(print)).key == "host-sync-in-capture"
+
+
+def test_emulator_swallowed_error_is_traced_back_to_its_cause():
+    """The emulator's "invalidated" message names the first error, so the cause is explained
+    (a GPU's message does not: there the same code gets capture-invalidated, see tests/gpu)."""
+
+    def body(x):
+        with contextlib.suppress(CaptureError):
+            x.sum().item()
+        x.mul_(2)
+
+    failure = _failing_capture(body)
+    assert failure.cuda_error == "cudaErrorStreamCaptureInvalidated"
+    assert explain(failure).key == "host-sync-in-capture"
+
+
+def test_emulator_unjoined_fork():
+    from graphlab import emulator as cuda
+
+    side = cuda.Stream()
+
+    def body(x):
+        side.wait_stream(cuda.current_stream())
+        with cuda.stream(side):
+            x.mul_(2)
+
+    failure = _failing_capture(body)
+    assert failure.cuda_error == "cudaErrorStreamCaptureUnjoined"
+    assert explain(failure).key == "unjoined-fork"
+
+
+def test_emulator_capture_on_default_stream():
+    from graphlab import emulator as cuda
+
+    g = cuda.CUDAGraph()
+    with pytest.raises(CaptureError) as info:
+        g.capture_begin()
+    assert explain(info.value).key == "default-stream-capture"
+
+
+def test_emulator_replay_before_capture():
+    from graphlab import emulator as cuda
+
+    with pytest.raises(CaptureError) as info:
+        cuda.CUDAGraph().replay()
+    assert explain(info.value).key == "replay-without-capture"
+
+
+def test_checker_catches_rebinding_on_the_live_backend():
+    from graphlab.checks.static_inputs import check_replay_with_new_inputs
+
+    def rebinding_step(graph, static_x, static_y, batch):
+        static_x = batch  # noqa: F841  (the mistake: the graph still reads the old tensor)
+        graph.replay()
+        return static_y
+
+    with pytest.raises(CheckFailed) as info:
+        check_replay_with_new_inputs(rebinding_step)
+    assert explain(info.value).key == "stale-static-input"
+
+
+def test_checker_catches_kept_outputs_on_the_live_backend():
+    from graphlab.checks.outputs import check_keep_outputs
+
+    def collect_without_clone(graph, static_x, static_y, batches):
+        kept = []
+        for batch in batches:
+            static_x.copy_(batch)
+            graph.replay()
+            kept.append(static_y)
+        return kept
+
+    with pytest.raises(CheckFailed) as info:
+        check_keep_outputs(collect_without_clone)
+    assert explain(info.value).key == "output-overwritten"
+
+
+@pytest.mark.skipif(backend().is_cuda, reason="on a GPU: tests/gpu/test_explain_cuda.py")
+def test_explained_restores_the_stream_a_failed_capture_left_current():
+    import torch
+
+    from graphlab import emulator as cuda
+
+    x = torch.ones(4)
+    with pytest.raises(CaptureError), cuda.graph(cuda.CUDAGraph()):
+        x.sum().item()
+    assert cuda.current_stream() != cuda.default_stream()  # what explained() has to undo
+    cuda.set_stream(cuda.default_stream())
+
+    with pytest.raises(CaptureError) as info, explained(), cuda.graph(cuda.CUDAGraph()):
+        x.sum().item()
+    assert cuda.current_stream() == cuda.default_stream()
+    assert info.value.__notes__[0].startswith("graphlab explains: The CPU waited for the GPU")
+    # The next "cell" captures and replays normally.
+    g = cuda.CUDAGraph()
+    with cuda.graph(g):
+        y = x * 3
+    g.replay()
+    assert y.tolist() == [3.0, 3.0, 3.0, 3.0]

@@ -21,7 +21,7 @@ import torch
 from graphlab.checks.outputs import check_keep_outputs
 from graphlab.checks.static_inputs import check_replay_with_new_inputs
 from graphlab.errors import CheckFailed
-from graphlab.explainer import explain
+from graphlab.explainer import explain, explained
 from graphlab.isolate import IsolatedFailure, isolated
 
 pytestmark = pytest.mark.cuda
@@ -312,3 +312,24 @@ def test_keeping_outputs_without_clone_is_explained_by_the_checker():
     with pytest.raises(CheckFailed) as info:
         check_keep_outputs(collect_without_clone)
     assert explain(info.value).key == "output-overwritten"
+
+
+def test_broken_capture_in_a_cell_leaves_the_next_cell_usable():
+    """In this process, not isolated: what a notebook cell wrapped by graphlab's helpers sees."""
+    x = torch.ones(4, device="cuda")
+    with pytest.raises(RuntimeError) as info, explained(), torch.cuda.graph(torch.cuda.CUDAGraph()):
+        x.sum().item()
+    assert info.value.__notes__[0].startswith("graphlab explains: The CPU waited for the GPU")
+    assert torch.cuda.current_stream() == torch.cuda.default_stream()
+    # The next cell: warm up, capture, replay, read.
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):
+        x * 3
+    torch.cuda.current_stream().wait_stream(side)
+    g = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(g):
+        y = x * 3
+    g.replay()
+    torch.cuda.synchronize()
+    assert y.tolist() == [3.0, 3.0, 3.0, 3.0]
