@@ -8,6 +8,7 @@ come only from ``graphlab record`` on a GPU (the cuda-marked test at the end run
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import pickle
 import stat
@@ -209,12 +210,46 @@ def test_list_recordings_of_a_missing_folder_is_an_error(tmp_path):
         list_recordings(tmp_path / "nowhere")
 
 
-def test_bundled_recordings_all_load_and_name_a_gpu():
+def bundled(name: str) -> Recording:
+    """A recording bundled with graphlab; the test is skipped until the GPU run has made it."""
+    if not (RECORDINGS_DIR / f"{name}.json").exists():
+        pytest.skip(f"{name} is not bundled yet: it is made on a GPU by `graphlab record`")
+    return recording(name)
+
+
+def test_bundled_recordings_all_load_and_come_from_a_full_run():
     # Holds for any number of bundled files, including none before the first GPU run.
     for rec in list_recordings():
         assert rec.path.parent == RECORDINGS_DIR
-        assert rec.meta["gpu"]
         assert rec.label.startswith(f"recorded on {rec.meta['gpu']} (driver ")
+        assert rec.experiment["quick"] is False, f"{rec.name} is from `graphlab record --quick`"
+        assert rec.meta["command"].startswith("graphlab record")
+
+
+@pytest.mark.parametrize("numel", [4096, 262144, 16777216])
+def test_bundled_chain_timelines_hold_the_chain_kernels(numel):
+    rec = bundled(f"chain_1000_k{numel}")
+    iterations = rec.experiment["profile_iterations"]
+    for mode in ("eager", "graph"):
+        assert (rec.timeline(mode).kind == "kernel").sum() == 1000 * iterations
+    assert (rec.timeline("graph").name == "cudaGraphLaunch").sum() == iterations
+
+
+def test_bundled_1000_tiny_kernels_leave_eager_idle_and_replay_busy():
+    # The foundation issue's acceptance: on the GPU, eager launches leave the GPU mostly idle
+    # between tiny kernels; one replay submits them all and keeps it mostly busy.
+    rec = bundled("chain_1000_k4096")
+    assert rec.timings["replay_us"] < rec.timings["eager_us"]
+    assert rec.timeline("eager").summary().idle_fraction > 0.5
+    assert rec.timeline("graph").summary().idle_fraction < 0.5
+
+
+def test_bundled_break_even_totals_are_cumulative():
+    rec = bundled("break_even_chain_10_k4096")
+    totals = rec.cumulative
+    assert totals.counts[0] == 1
+    for series in (totals.eager_us, totals.graph_us):
+        assert all(0 < a < b for a, b in itertools.pairwise(series))
 
 
 @pytest.mark.parametrize("first", ["import graphlab", "import graphlab.record"])
