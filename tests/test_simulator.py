@@ -310,6 +310,10 @@ def test_vectorised_schedule_matches_the_event_by_event_reference(
         (lambda: params(host=-1.0), "host_us must be between 0"),
         (lambda: params(gap=float("nan")), "node_gap_us must be between 0"),
         (lambda: params(sync="fast"), "sync_us must be a number"),
+        (lambda: params(host=10**400), "host_us must be a number"),  # too big for a float
+        (lambda: chain(3, 10**400), "must be numbers of microseconds"),
+        (lambda: breakeven(10**400, 2.0, 1.0), "capture_us must be a number"),
+        (lambda: cumulative_totals(1.0, 2.0, 1.0, [10**400]), "step counts must be finite"),
     ],
 )
 def test_bad_input_is_one_clear_simulator_error(build, message):

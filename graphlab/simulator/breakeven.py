@@ -37,10 +37,12 @@ __all__ = [
 def _finite(name: str, value) -> float:
     try:
         number = float(value)
-    except (TypeError, ValueError):
-        raise SimulatorError(f"{name} must be a number of microseconds, got {value!r}") from None
+    except (TypeError, ValueError, OverflowError):
+        raise SimulatorError(
+            f"{name} must be a number of microseconds, got {value!r:.40}"
+        ) from None
     if not math.isfinite(number) or number < 0:
-        raise SimulatorError(f"{name} must be a finite, non-negative time in µs, got {value!r}")
+        raise SimulatorError(f"{name} must be a finite, non-negative time in µs, got {value!r:.40}")
     return number
 
 
@@ -62,9 +64,12 @@ def cumulative_totals(capture_us: float, eager_us: float, replay_us: float, step
     ``steps`` is a number or an array of step counts; returns ``(eager_total, graph_total)``
     as float arrays of the same shape: ``steps * eager_us`` and ``capture_us + steps * replay_us``.
     """
-    n = np.asarray(steps, dtype=np.float64)
+    try:
+        n = np.asarray(steps, dtype=np.float64)
+    except (TypeError, ValueError, OverflowError):
+        n = np.asarray(np.nan)
     if np.any(~np.isfinite(n)) or np.any(n < 0):
-        raise SimulatorError("step counts must be finite and non-negative")
+        raise SimulatorError("step counts must be finite, non-negative numbers")
     capture = _finite("capture_us", capture_us)
     return n * _finite("eager_us", eager_us), capture + n * _finite("replay_us", replay_us)
 

@@ -48,11 +48,13 @@ def check_duration(name: str, value: float) -> float:
     """``value`` as a float if it is a duration in [0, MAX_DURATION_US] µs, else SimulatorError."""
     try:
         number = float(value)
-    except (TypeError, ValueError):
-        raise SimulatorError(f"{name} must be a number of microseconds, got {value!r}") from None
+    except (TypeError, ValueError, OverflowError):
+        raise SimulatorError(
+            f"{name} must be a number of microseconds, got {value!r:.40}"
+        ) from None
     if math.isnan(number) or number < 0 or number > MAX_DURATION_US:
         raise SimulatorError(
-            f"{name} must be between 0 and {MAX_DURATION_US:g} µs, got {value!r}: "
+            f"{name} must be between 0 and {MAX_DURATION_US:g} µs, got {value!r:.40}: "
             "pass a non-negative, finite duration"
         )
     return number

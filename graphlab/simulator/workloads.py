@@ -46,7 +46,7 @@ def _ns(us) -> np.ndarray:
 def _count(name: str, value, at_most: int = MAX_KERNELS) -> int:
     """``value`` as an int in [1, at_most], else SimulatorError."""
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
-        raise SimulatorError(f"{name} must be a whole number, got {value!r}")
+        raise SimulatorError(f"{name} must be a whole number, got {value!r:.40}")
     if not 1 <= value <= at_most:
         raise SimulatorError(f"{name} must be between 1 and {at_most:,}, got {value:,}")
     return int(value)
@@ -56,8 +56,10 @@ def _durations(name: str, values) -> np.ndarray:
     """Kernel durations in µs as a float array, each finite and in [0, MAX_DURATION_US]."""
     try:
         array = np.asarray(values, dtype=np.float64).reshape(-1)
-    except (TypeError, ValueError):
-        raise SimulatorError(f"{name} must be numbers of microseconds, got {values!r}") from None
+    except (TypeError, ValueError, OverflowError):
+        raise SimulatorError(
+            f"{name} must be numbers of microseconds, got {values!r:.40}"
+        ) from None
     bad = ~((array >= 0) & (array <= MAX_DURATION_US))  # also catches NaN
     if np.any(bad):
         raise SimulatorError(
