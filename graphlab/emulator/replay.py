@@ -14,7 +14,6 @@ on the same tensor objects, writing into the tensors it produced at capture:
 
 from __future__ import annotations
 
-import warnings
 from dataclasses import dataclass
 from functools import cache
 
@@ -105,19 +104,41 @@ def _out_overload(func):
     return None, ()
 
 
+_checked: dict[tuple, bool] = {}  # (out op, argument signature) -> whether it can be trusted
+
+
 def _same_result(out_op, args, out_kwargs) -> bool:
-    """Whether ``out_op`` writes exactly the captured outputs, without resizing (tried once)."""
-    expected = {name: v for name, v in out_kwargs.items() if name in _out_names(out_op)}
+    """Whether ``out_op`` writes exactly the captured outputs, without resizing them.
+
+    Tried once per op and signature of its arguments (shapes, strides, dtypes, scalars).
+    """
+    names = _out_names(out_op)
+    expected = {name: v for name, v in out_kwargs.items() if name in names}
+    inputs = sorted((k, v) for k, v in out_kwargs.items() if k not in names)
+    key = (out_op, _signature(args), _signature(inputs))
+    if key not in _checked:
+        if len(_checked) > 10_000:  # a long session of ever-new shapes: start over
+            _checked.clear()
+        _checked[key] = _writes_expected(out_op, args, out_kwargs, expected)
+    return _checked[key]
+
+
+def _writes_expected(out_op, args, out_kwargs, expected) -> bool:
     scratch = tree_map_only(torch.Tensor, torch.empty_like, expected)
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")  # torch warns when an out= form resizes its output
-        try:
-            out_op(*args, **{**out_kwargs, **scratch})
-        except Exception:  # an out= form refusing these arguments just means: do not use it
-            return False
+    try:
+        out_op(*args, **{**out_kwargs, **scratch})
+    except Exception:  # an out= form refusing these arguments just means: do not use it
+        return False
     pairs = zip(tree_leaves(expected), tree_leaves(scratch), strict=True)
     return all(
         a.shape == b.shape and a.stride() == b.stride() and torch.equal(a, b) for a, b in pairs
+    )
+
+
+def _signature(tree) -> tuple:
+    return tuple(
+        (tuple(x.shape), x.stride(), x.dtype) if isinstance(x, torch.Tensor) else x
+        for x in tree_leaves(tree)
     )
 
 
