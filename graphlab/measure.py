@@ -516,12 +516,16 @@ def _capture(
     import torch
 
     graph = torch.cuda.CUDAGraph()
+    caller_stream = torch.cuda.current_stream()
     torch.cuda.synchronize()
     start = time.perf_counter_ns()
     try:
         with torch.cuda.graph(graph, stream=stream):
             out = fn(*static)
     except RuntimeError as exc:
+        # When ending the capture fails, torch.cuda.graph leaves the capture stream current;
+        # put the caller's stream back so that later work does not silently run on ours.
+        torch.cuda.set_stream(caller_stream)
         raise CaptureError(
             f"fn could not be captured into a CUDA graph: {exc}. Remove host syncs (.item(), "
             "print of a GPU value, .cpu()), CPU tensors and data-dependent shapes from fn; "

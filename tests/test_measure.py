@@ -317,7 +317,8 @@ def test_a_host_sync_inside_capture_is_a_capture_error():
         capture(syncs, torch.ones(8, device="cuda"))
     # The refused copy is the cause; "capture invalidated" when the block ends is its consequence.
     assert info.value.cuda_error == "cudaErrorStreamCaptureUnsupported"
-    # CUDA stays usable after the failed capture.
+    # CUDA stays usable after the failed capture, on the stream that was current before it.
+    assert torch.cuda.current_stream() == torch.cuda.default_stream()
     assert torch.ones(4, device="cuda").sum().item() == 4.0
 
 
