@@ -22,7 +22,9 @@ from __future__ import annotations
 import gzip
 import json
 import os
+import re
 import tempfile
+import zlib
 from collections import Counter
 from decimal import ROUND_HALF_EVEN, Decimal
 from pathlib import Path
@@ -50,6 +52,7 @@ _LAUNCH_PREFIXES = (
 )
 # Largest |time| in µs accepted: 2**62 ns (about 146 years), so start + duration fits in int64.
 _MAX_US = 2**62 // 1000
+_DIGITS = re.compile(r"-?[0-9]{1,18}")
 _GPU_CATEGORIES = {"kernel": "kernel", "gpu_memcpy": "memcpy", "gpu_memset": "memset"}
 _HOST_CATEGORIES = {"cuda_runtime", "cuda_driver"}
 _EXPORT_ADVICE = (
@@ -86,14 +89,6 @@ def read_json(path: str | os.PathLike) -> Any:
         else:
             raw = p.read_bytes()
         return json.loads(raw, parse_float=Decimal)
-    except RecursionError:
-        raise TraceError(f"{p}: JSON nested too deeply to be a trace; {_EXPORT_ADVICE}") from None
-    except (OSError, EOFError) as exc:
-        raise TraceError(
-            f"{p}: cannot be read ({exc}); check the file and its permissions"
-        ) from None
-    except UnicodeDecodeError:
-        raise TraceError(f"{p}: not a text JSON file; {_EXPORT_ADVICE}") from None
     except json.JSONDecodeError as exc:
         # A file cut short fails at its very end, or inside a string that never closes.
         truncated = exc.pos >= len(raw.rstrip()) - 1 or exc.msg.startswith("Unterminated")
@@ -101,6 +96,14 @@ def read_json(path: str | os.PathLike) -> Any:
         raise TraceError(
             f"{p}: {what} at line {exc.lineno}; re-export the trace, {_EXPORT_ADVICE}"
         ) from None
+    except UnicodeDecodeError:
+        raise TraceError(f"{p}: not a text JSON file; {_EXPORT_ADVICE}") from None
+    except ValueError as exc:  # e.g. an integer with thousands of digits
+        raise TraceError(f"{p}: holds a value no trace has ({exc}); {_EXPORT_ADVICE}") from None
+    except RecursionError:
+        raise TraceError(f"{p}: JSON nested too deeply to be a trace; {_EXPORT_ADVICE}") from None
+    except (OSError, EOFError, zlib.error) as exc:
+        raise TraceError(f"{p}: cannot be read ({exc}); check the file") from None
 
 
 def load_trace(src) -> Any:
@@ -183,7 +186,7 @@ def _ns(value: Any) -> int | None:
 
 def _int(value: Any, default: int = -1) -> int:
     """An int64 id from an int or a string of digits; ``default`` otherwise."""
-    if isinstance(value, str) and value.lstrip("-").isdigit() and len(value) < 20:
+    if isinstance(value, str) and _DIGITS.fullmatch(value):
         value = int(value)
     if isinstance(value, int) and not isinstance(value, bool) and abs(value) < 2**63:
         return value

@@ -231,8 +231,10 @@ class Timeline:
             )
         try:
             events, names = data["events"], data["names"]
-            if not isinstance(names, list) or not isinstance(events, Mapping):
-                raise TypeError("'names' must be a list and 'events' an object")
+            if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
+                raise TypeError("'names' must be a list of strings")
+            if not isinstance(events, Mapping):
+                raise TypeError("'events' must be an object of columns")
             index = np.asarray(events["name"], dtype=np.int64)
             if len(index) and (index.min() < 0 or index.max() >= len(names)):
                 raise IndexError("a name index points outside 'names'")
