@@ -35,9 +35,10 @@ def _batches(device: str) -> list[tuple[torch.Tensor, torch.Tensor]]:
 
 
 def _max_param_diff(a: torch.nn.Module, b: torch.nn.Module) -> float:
-    return max(
-        float((p - q).abs().max()) for p, q in zip(a.parameters(), b.parameters(), strict=True)
-    )
+    with torch.no_grad():
+        return max(
+            float((p - q).abs().max()) for p, q in zip(a.parameters(), b.parameters(), strict=True)
+        )
 
 
 def _check_warm_up(steps_capturing: list[bool], error: Exception | None = None) -> None:
