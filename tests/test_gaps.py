@@ -281,6 +281,58 @@ def test_real_h200_eager_then_replay_trace():
     assert [x["stream"] for x in d["streams"]] == [7]
 
 
+# Real H200 traces written by tests/traces/make_traces.py (provenance.json: torch 2.11.0+cu130,
+# driver 580.159.04). Every figure below came from the separate plain-Python script over the raw
+# JSON (see the module docstring), not from graphlab.
+
+
+def real(name: str) -> dict:
+    return Timeline.from_chrome_trace(TRACES / name).summary().to_dict()
+
+
+def test_real_eager_chain():
+    d = real("eager_chain.json")
+    assert (d["kernels"], d["kernel_launches"], d["graph_launches"]) == (20, 20, 0)
+    assert (d["span_us"], d["busy_us"], d["idle_us"]) == (601.405, 17.245, 584.16)
+    assert (d["gaps"]["count"], d["gaps"]["median_us"], d["gaps"]["max_us"]) == (
+        19,
+        20.256,
+        203.136,
+    )
+    # Every gap of an eager chain of tiny kernels is the GPU waiting for the next launch.
+    assert d["host_bound_gaps"] == 19
+    assert (d["launch_latency"]["count"], d["launch_latency"]["median_us"]) == (20, 1.8465)
+
+
+def test_real_graph_replay():
+    d = real("graph_replay.json")
+    assert (d["kernels"], d["kernel_launches"], d["graph_launches"], d["graph_replays"]) == (
+        40,
+        0,
+        2,
+        2,
+    )
+    assert (d["span_us"], d["busy_us"], d["idle_us"]) == (87.264, 39.169, 48.095)
+    assert (d["gaps"]["count"], d["gaps"]["median_us"], d["gaps"]["max_us"]) == (39, 0.256, 38.208)
+    # Only the gap between the two replays waited for the host.
+    assert d["host_bound_gaps"] == 1
+    assert (d["launch_latency"]["count"], d["launch_latency"]["median_us"]) == (2, 4.989)
+
+
+def test_real_multistream_replay_overlaps_its_branches():
+    d = real("multistream_replay.json")
+    assert (d["kernels"], d["graph_launches"], d["graph_replays"]) == (3, 1, 1)
+    assert (d["span_us"], d["busy_us"], d["idle_us"]) == (105.472, 104.0, 1.472)
+    assert (d["gaps"]["count"], d["gaps"]["median_us"], d["host_bound_gaps"]) == (1, 1.472, 0)
+    lanes = {x["stream"]: x for x in d["streams"]}
+    assert sorted(lanes) == [7, 144]
+    assert (lanes[7]["kernels"], lanes[7]["busy_us"], lanes[7]["idle_us"]) == (2, 90.176, 15.296)
+    assert (lanes[144]["kernels"], lanes[144]["busy_us"], lanes[144]["idle_us"]) == (1, 85.343, 0.0)
+    # The two matmul branches ran at the same time: the device was busy for less than the sum
+    # of its streams (90.176 + 85.343 = 175.519 µs of stream time in 104.000 µs).
+    assert d["busy_us"] < lanes[7]["busy_us"] + lanes[144]["busy_us"]
+
+
 # ------------------------------------------------------------ property: union vs a plain loop
 
 intervals = st.lists(

@@ -281,6 +281,32 @@ def test_real_h200_trace_loads():
     assert replay.start_ns.tolist()[1] == 5368438496844259
 
 
+def test_real_graph_replay_links_each_replay_to_its_launch():
+    # Counted in the raw file: cudaGraphLaunch correlations 1494 and 1503, 20 kernels each;
+    # 2 cudaStreamIsCapturing (no GPU work, dropped) and 2 cudaDeviceSynchronize.
+    t = Timeline.from_chrome_trace(TRACES / "graph_replay.json")
+    launches = t.select(t.kind == "launch")
+    assert launches.name.tolist() == ["cudaGraphLaunch", "cudaGraphLaunch"]
+    assert launches.correlation.tolist() == [1494, 1503]
+    for corr in (1494, 1503):
+        assert int(np.count_nonzero((t.kind == "kernel") & (t.correlation == corr))) == 20
+    assert int(np.count_nonzero(t.kind == "sync")) == 2
+    assert t.meta["skipped"]["cuda_runtime (neither launch nor sync)"] == 2
+
+
+def test_real_multistream_replay_tracks():
+    # Counted in the raw file: two gemm kernels on streams 7 and 144 and the add on stream 7,
+    # all with the cudaGraphLaunch's correlation id 3596.
+    t = Timeline.from_chrome_trace(TRACES / "multistream_replay.json")
+    gpu = t.select(t.is_gpu)
+    assert sorted(zip(gpu.stream.tolist(), gpu.correlation.tolist(), strict=True)) == [
+        (7, 3596),
+        (7, 3596),
+        (144, 3596),
+    ]
+    assert t.select(t.correlation == 3596).kind.tolist().count("launch") == 1
+
+
 def write(tmp_path: Path, text: str | bytes, name: str = "trace.json") -> Path:
     path = tmp_path / name
     path.write_bytes(text if isinstance(text, bytes) else text.encode())
