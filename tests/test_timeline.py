@@ -221,6 +221,21 @@ def test_chrome_export_keeps_every_nanosecond_and_labels_lanes(tmp_path):
     assert columns(Timeline.from_chrome_trace(path)) == columns(t)
 
 
+@pytest.mark.parametrize(
+    "name",
+    [
+        "eager_chain.json",
+        "graph_replay.json",
+        "multistream_replay.json",
+        "h200_eager8_then_replay8.json",
+    ],
+)
+def test_real_traces_survive_export_and_reload(tmp_path, name):
+    t = Timeline.from_chrome_trace(TRACES / name)
+    again = Timeline.from_chrome_trace(t.to_chrome_trace(tmp_path / name))
+    assert columns(again) == columns(t) and again.meta == t.meta
+
+
 def test_chrome_export_of_negative_times():
     t = Timeline(["kernel"], ["k"], [-1], [1001], device=[0], stream=[1])
     assert '"ts":-0.001,"dur":1.001' in t.to_chrome_trace()
