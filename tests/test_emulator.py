@@ -73,6 +73,18 @@ def test_next_replay_overwrites_outputs_and_a_clone_survives():
     assert kept.tolist() == [2.0, 3.0]
 
 
+def test_replay_rewrites_a_tensor_autograd_saved_silently_as_on_a_gpu():
+    x = torch.tensor([1.0, 2.0])
+    g, y = capture(lambda: x * 2)
+    g.replay()
+    w = torch.ones(2, requires_grad=True)
+    loss = (y * w).sum()  # autograd saves y for d(loss)/dw
+    x.copy_(torch.tensor([5.0, 5.0]))
+    g.replay()  # rewrites y under autograd's feet: no version-counter error, as on a GPU
+    loss.backward()
+    assert w.grad.tolist() == [10.0, 10.0]  # the new y, 2 * 5, not the y the loss saw
+
+
 # 3. in-place accumulation ----------------------------------------------------------------------
 def test_inplace_add_replayed_five_times_adds_five():
     x = torch.zeros(3)

@@ -52,6 +52,7 @@ class Capture:
         self.work = {origin: 0}
         self.seen = {origin: {}}
         self.steps: list[tuple] = []
+        self.written: dict[int, torch.Tensor] = {}  # id -> every tensor a replay writes
         self.new_storages: dict[int, torch.Tensor] = {}  # data_ptr -> a tensor using it
         self._saved: dict[int, tuple] = {}  # data_ptr -> (storage, copy before capture)
         self.failure = None  # what invalidated this capture, in a few words
@@ -144,6 +145,8 @@ class Capture:
         step = plan.step(args, kwargs, out, aliases)
         if step is not None:
             self.steps.append(step)
+            for t in plan.written(args, kwargs) if plan.mutates else outputs:
+                self.written[id(t)] = t
         self.work[state.current] += 1
         return out
 

@@ -35,6 +35,7 @@ class CUDAGraph:
 
     def __init__(self, keep_graph: bool = False):
         self._steps = None  # the recorded (callable, args, kwargs) once captured
+        self._written = ()  # the tensors a replay writes
         self._held = ()  # tensors allocated during capture: the graph's share of its pool
         self._pool = None
         self._capture = None
@@ -84,6 +85,7 @@ class CUDAGraph:
         if unjoined:
             raise cap.unjoined_error(unjoined)
         self._steps = cap.steps
+        self._written = tuple(cap.written.values())
         self._held = tuple(cap.new_storages.values())
 
     def instantiate(self) -> None:
@@ -96,13 +98,18 @@ class CUDAGraph:
                 "Called CUDAGraph.replay() without a preceding successful capture: capture "
                 "first, e.g. `with cuda.graph(g): out = fn(static_input)`."
             )
-        with torch.no_grad():  # a GPU replay writes memory; it builds no autograd history
+        # A GPU replay writes memory behind autograd's back: it builds no autograd history and
+        # leaves the tensors' version counters alone, so neither does this one.
+        versions = [t._version for t in self._written]
+        with torch.no_grad():
             for op, args, kwargs in self._steps:
                 op(*args, **kwargs)
+        torch._C._autograd._unsafe_set_version_counter(self._written, versions)
 
     def reset(self) -> None:
         """Drop the recording and release this graph's hold on its pool's tensors."""
         self._steps = None
+        self._written = ()
         self._held = ()
 
     def pool(self):

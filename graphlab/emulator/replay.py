@@ -6,9 +6,10 @@ on the same tensor objects, writing into the tensors it produced at capture:
 - an op that writes one of its arguments (``add_``, ``copy_``, ``out=`` forms, optimizer
   ``_foreach_*_`` ops) is simply called again, so its writes accumulate replay after replay;
 - an op that computes a new tensor is called in its ``out=`` form, writing into the captured
-  output, when that form gives the same result at capture; otherwise (and for losses, whose
-  ``out=`` forms resize a temporary and warn on every call) it is computed and copied into the
-  output;
+  output: through the public torch function (``torch.mul(a, b, out=y)``, the fastest way in from
+  Python) or the aten ``out`` overload, whichever is first found at capture to give exactly the
+  captured result; otherwise (and for losses, whose ``out=`` forms resize a temporary and warn on
+  every call) it is computed and copied into the output;
 - views and ``empty`` allocations do no work on a GPU and are not replayed at all.
 """
 
@@ -60,10 +61,19 @@ class Plan:
             return None
         if self.out_op is not None and not self.random:
             outs = out if len(self.out_names) > 1 else (out,)
-            out_kwargs = {**kwargs, **dict(zip(self.out_names, outs, strict=True))}
-            if _same_result(self.out_op, args, out_kwargs):
-                return self.out_op, args, out_kwargs
+            out_kwargs = dict(zip(self.out_names, outs, strict=True))
+            for call in self._out_callables():
+                if _same_result(call, args, kwargs, out_kwargs):
+                    return call, args, {**kwargs, **out_kwargs}
         return _copy_into, (self.func, args, kwargs, out), {}
+
+    def _out_callables(self) -> list:
+        public = getattr(torch._C._VariableFunctions, self.func.overloadpacket.__name__, None)
+        return (
+            [public, self.out_op]
+            if public is not None and self.out_names == ("out",)
+            else [self.out_op]
+        )
 
 
 @cache
@@ -104,32 +114,30 @@ def _out_overload(func):
     return None, ()
 
 
-_checked: dict[tuple, bool] = {}  # (out op, argument signature) -> whether it can be trusted
+_checked: dict[tuple, bool] = {}  # (callable, argument signature) -> whether it can be trusted
 
 
-def _same_result(out_op, args, out_kwargs) -> bool:
-    """Whether ``out_op`` writes exactly the captured outputs, without resizing them.
+def _same_result(call, args, kwargs, outs: dict) -> bool:
+    """Whether ``call(*args, **kwargs, **outs)`` writes exactly the captured outputs ``outs``.
 
-    Tried once per op and signature of its arguments (shapes, strides, dtypes, scalars).
+    Tried once per callable and signature of its arguments (shapes, strides, dtypes, scalars), on
+    scratch outputs; an out= form that resizes them, differs or refuses the arguments is not used.
     """
-    names = _out_names(out_op)
-    expected = {name: v for name, v in out_kwargs.items() if name in names}
-    inputs = sorted((k, v) for k, v in out_kwargs.items() if k not in names)
-    key = (out_op, _signature(args), _signature(inputs))
+    key = (call, _signature(args), _signature(sorted(kwargs.items())))
     if key not in _checked:
         if len(_checked) > 10_000:  # a long session of ever-new shapes: start over
             _checked.clear()
-        _checked[key] = _writes_expected(out_op, args, out_kwargs, expected)
+        _checked[key] = _writes_expected(call, args, kwargs, outs)
     return _checked[key]
 
 
-def _writes_expected(out_op, args, out_kwargs, expected) -> bool:
-    scratch = tree_map_only(torch.Tensor, torch.empty_like, expected)
+def _writes_expected(call, args, kwargs, outs) -> bool:
+    scratch = tree_map_only(torch.Tensor, torch.empty_like, outs)
     try:
-        out_op(*args, **{**out_kwargs, **scratch})
+        call(*args, **kwargs, **scratch)
     except Exception:  # an out= form refusing these arguments just means: do not use it
         return False
-    pairs = zip(tree_leaves(expected), tree_leaves(scratch), strict=True)
+    pairs = zip(tree_leaves(outs), tree_leaves(scratch), strict=True)
     return all(
         a.shape == b.shape and a.stride() == b.stride() and torch.equal(a, b) for a, b in pairs
     )
@@ -140,10 +148,6 @@ def _signature(tree) -> tuple:
         (tuple(x.shape), x.stride(), x.dtype) if isinstance(x, torch.Tensor) else x
         for x in tree_leaves(tree)
     )
-
-
-def _out_names(op) -> set[str]:
-    return {a.name for a in op._schema.arguments if a.is_out}
 
 
 def _has_tensor(out) -> bool:
