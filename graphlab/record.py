@@ -38,7 +38,7 @@ import platform
 import shutil
 import subprocess
 import tempfile
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
@@ -64,6 +64,7 @@ __all__ = [
     "machine_meta",
     "measure_experiment",
     "record",
+    "select",
     "write_recording",
 ]
 
@@ -177,6 +178,17 @@ def experiments(quick: bool = False) -> list[Experiment]:
         )
         for name, build, kernels, counts in break_even
     ]
+
+
+def select(plan: list[Experiment], names: Sequence[str]) -> list[Experiment]:
+    """The experiments of ``plan`` named in ``names`` (all of them when ``names`` is empty)."""
+    known = [experiment.name for experiment in plan]
+    unknown = [name for name in names if name not in known]
+    if unknown:
+        raise GraphlabError(
+            f"no experiment named {', '.join(unknown)}; choose from {', '.join(known)}"
+        )
+    return [experiment for experiment in plan if not names or experiment.name in names]
 
 
 def machine_meta(command: str) -> dict[str, str]:
@@ -293,12 +305,14 @@ def record(
     quick: bool = False,
     command: str = "graphlab record",
     on_written: Callable[[Path], None] | None = None,
+    only: Sequence[str] = (),
 ) -> list[Path]:
     """Run every experiment on this machine's GPU and write one recording per experiment.
 
     ``out_dir`` defaults to the package's bundled folder
     (:data:`graphlab.recordings.RECORDINGS_DIR`); ``command`` is stored in each file's meta;
-    ``on_written(path)`` is called after each file is written. Returns the written paths.
+    ``on_written(path)`` is called after each file is written; ``only`` names the experiments to
+    run (default: all of the plan). Returns the written paths.
     Raises NeedsGPUError on a machine without CUDA.
 
     Three phases, in this order on purpose:
@@ -312,13 +326,13 @@ def record(
     An experiment that fails is reported and skipped, so that it does not cost the others their
     results; a GraphlabError naming the failed ones is raised after the others are written.
     """
+    plan = select(experiments(quick), only)
     require_gpu("graphlab record")
     from tqdm.auto import tqdm
 
     # Check the folder before spending minutes of GPU time on results that could not be saved.
     folder = _writable_folder(out_dir if out_dir is not None else RECORDINGS_DIR)
     meta = machine_meta(command)
-    plan = experiments(quick)
     failures: dict[str, str] = {}
     measured: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {}
     captured: dict[str, Any] = {}

@@ -20,8 +20,8 @@ import torch
 
 import graphlab.record
 from graphlab.commands import recordings as recordings_command
-from graphlab.errors import NeedsGPUError, RecordingError
-from graphlab.record import experiments, record, write_recording
+from graphlab.errors import GraphlabError, NeedsGPUError, RecordingError
+from graphlab.record import experiments, record, select, write_recording
 from graphlab.recordings import RECORDINGS_DIR, SCHEMA, Recording, list_recordings, recording
 from graphlab.timeline import Timeline
 
@@ -450,6 +450,15 @@ def test_quick_plan_is_small_and_marked():
     plan = experiments(quick=True)
     assert 1 <= len(plan) <= 4
     assert all(e.quick and e.repeats <= 5 for e in plan)
+
+
+def test_select_keeps_plan_order_and_refuses_unknown_names():
+    plan = experiments()
+    chosen = select(plan, ["chain_1000_k4096", "chain_10_k4096"])
+    assert [e.name for e in chosen] == ["chain_10_k4096", "chain_1000_k4096"]
+    assert select(plan, []) == plan
+    with pytest.raises(GraphlabError, match=r"named chain_7_k1; choose from chain_10_k4096, "):
+        select(plan, ["chain_10_k4096", "chain_7_k1"])
 
 
 @pytest.mark.skipif(torch.cuda.is_available(), reason="checks the message shown without a GPU")

@@ -40,6 +40,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="a few small experiments with few repeats, to check the machinery (seconds)",
     )
+    parser.add_argument(
+        "--only",
+        nargs="+",
+        metavar="NAME",
+        default=(),
+        help="run only these experiments (for example to redo one that failed)",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -59,7 +66,9 @@ def run(args: argparse.Namespace) -> int:
 
     command = shlex.join(["graphlab", *sys.argv[1:]])
     start = time.perf_counter()
-    paths = record(out_dir=args.out, quick=args.quick, command=command, on_written=show)
+    paths = record(
+        out_dir=args.out, quick=args.quick, command=command, on_written=show, only=args.only
+    )
     elapsed = time.perf_counter() - start
     folder = paths[0].parent if paths else args.out
     print(f"times in µs, medians; wrote {len(paths)} recordings to {folder} in {elapsed:.0f} s")
