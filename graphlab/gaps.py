@@ -147,8 +147,8 @@ class Summary(Figures):
         ]
         if self.gaps.count:
             lines.append(
-                f"  {self.host_bound_gaps} of {self.gaps.count} gaps were the GPU waiting for "
-                "the host (the work after the gap was not yet launched when the gap began)"
+                f"  host-bound: {self.host_bound_gaps} of {_count(self.gaps.count, 'gap', 'gaps')}"
+                " (the GPU waited for the host: the next work was not yet launched)"
             )
         replays = f" ({self.graph_replays} replayed in the trace)" if self.graph_launches else ""
         lines.append(
@@ -159,7 +159,8 @@ class Summary(Figures):
             lines.append(
                 f"  launch latency (launch call end -> GPU start): median "
                 f"{_fmt_us(self.launch_latency.median_ns)}, p90 "
-                f"{_fmt_us(self.launch_latency.p90_ns)} over {self.launch_latency.count} launches"
+                f"{_fmt_us(self.launch_latency.p90_ns)} over "
+                f"{_count(self.launch_latency.count, 'launch', 'launches')}"
             )
         if len(self.devices) > 1:
             lines.extend(_lane_line(f"device {d.device}", d) for d in self.devices)
@@ -360,7 +361,8 @@ def _lane_line(label: str, f: Figures) -> str:
         return f"  {label}: no GPU work"
     share = f"{100 * f.idle_fraction:.1f}% idle"
     gaps = (
-        f"{f.gaps.count} gaps (median {_fmt_us(f.gaps.median_ns)}, p90 {_fmt_us(f.gaps.p90_ns)},"
+        f"{_count(f.gaps.count, 'gap', 'gaps')} (median {_fmt_us(f.gaps.median_ns)}, "
+        f"p90 {_fmt_us(f.gaps.p90_ns)},"
         f" max {_fmt_us(f.gaps.max_ns)})"
         if f.gaps.count
         else "no gaps"

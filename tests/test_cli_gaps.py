@@ -78,7 +78,7 @@ def test_gaps_report(capsys, eager_trace):
     lines = out.splitlines()
     assert lines[0] == str(eager_trace)
     assert "span 7.500 µs, busy 3.000 µs, idle 4.500 µs (60.0% idle)" in out
-    assert "1 of 2 gaps were the GPU waiting for the host" in out
+    assert "host-bound: 1 of 2 gaps (the GPU waited for the host" in out
 
 
 def test_gaps_on_real_trace_and_on_graphlab_timeline(capsys, tmp_path):

@@ -262,7 +262,7 @@ def test_summary_is_frozen_and_reports_in_words():
     assert "3 kernels on 1 stream" in text
     assert "span 7.500 µs, busy 3.000 µs, idle 4.500 µs (60.0% idle)" in text
     assert "2 gaps (median 2.250 µs, p90 3.650 µs, max 4.000 µs)" in text
-    assert "1 of 2 gaps were the GPU waiting for the host" in text
+    assert "host-bound: 1 of 2 gaps (the GPU waited for the host" in text
     assert "3 kernel launches, 0 graph launches" in text
     assert s.report() == text
 

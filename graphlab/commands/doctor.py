@@ -107,14 +107,15 @@ def recordings_status() -> str:
     try:
         from ..recordings import list_recordings
 
-        names = list(list_recordings())
+        names = list(list_recordings())  # Recording objects (or names)
     except ImportError:
         return "not part of this install"
     except GraphlabError as exc:
         return f"unreadable: {exc}"
     if not names:
         return "none bundled"
-    shown = ", ".join(map(str, names[:3])) + (", ..." if len(names) > 3 else "")
+    shown = ", ".join(str(getattr(r, "name", r)) for r in names[:3])
+    shown += ", ..." if len(names) > 3 else ""
     return f"{len(names)} bundled ({shown})"
 
 
