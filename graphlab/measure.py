@@ -243,7 +243,7 @@ class CumulativeTotals:
         )
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)  # compared by identity: it holds tensors and a graph
 class Captured:
     """A step captured into a CUDA graph, ready to run both ways; made by :func:`capture`.
 
