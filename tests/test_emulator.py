@@ -85,6 +85,19 @@ def test_replay_rewrites_a_tensor_autograd_saved_silently_as_on_a_gpu():
     assert w.grad.tolist() == [10.0, 10.0]  # the new y, 2 * 5, not the y the loss saw
 
 
+def test_graph_captured_in_inference_mode_replays_outside_it():
+    lin = torch.nn.Linear(2, 1)
+    with torch.no_grad():
+        lin.weight.copy_(torch.tensor([[1.0, 2.0]]))
+        lin.bias.fill_(0.5)
+    with torch.inference_mode():
+        x = torch.zeros(1, 2)
+        g, y = capture(lambda: lin(x))
+        x.copy_(torch.tensor([[3.0, 4.0]]))
+    g.replay()
+    assert y.tolist() == [[11.5]]  # 1*3 + 2*4 + 0.5
+
+
 # 3. in-place accumulation ----------------------------------------------------------------------
 def test_inplace_add_replayed_five_times_adds_five():
     x = torch.zeros(3)

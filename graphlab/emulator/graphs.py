@@ -85,7 +85,8 @@ class CUDAGraph:
         if unjoined:
             raise cap.unjoined_error(unjoined)
         self._steps = cap.steps
-        self._written = tuple(cap.written.values())
+        # (tensors made under torch.inference_mode have no version counter to keep)
+        self._written = tuple(t for t in cap.written.values() if not t.is_inference())
         self._held = tuple(cap.new_storages.values())
 
     def instantiate(self) -> None:
@@ -101,7 +102,7 @@ class CUDAGraph:
         # A GPU replay writes memory behind autograd's back: it builds no autograd history and
         # leaves the tensors' version counters alone, so neither does this one.
         versions = [t._version for t in self._written]
-        with torch.no_grad():
+        with torch.inference_mode():  # also lets it write tensors captured in inference mode
             for op, args, kwargs in self._steps:
                 op(*args, **kwargs)
         torch._C._autograd._unsafe_set_version_counter(self._written, versions)
