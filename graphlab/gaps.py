@@ -256,32 +256,36 @@ def _call_code(call: str) -> int:
     return 1 if call in KERNEL_LAUNCH_CALLS else 2 if call in GRAPH_LAUNCH_CALLS else 0
 
 
-def _figures(L: _Launches, start, end, corr, kind, device, stream, whole: bool) -> Figures:
+def _figures(launches: _Launches, start, end, corr, kind, device, stream, whole: bool) -> Figures:
+    """The figures of one lane, from its GPU events (sorted by start) and the launch table."""
     first, ends = _merge(start, end)
     b_start = start[first]
     span = int(ends[-1] - b_start[0]) if len(first) else 0
     busy = int((ends - b_start).sum())
     gap_begin, gap_end_event = ends[:-1], first[1:]
     gaps = start[gap_end_event] - gap_begin
-    submitted, known = L.submitted(corr[gap_end_event])
+    submitted, known = launches.submitted(corr[gap_end_event])
     host_bound = int(np.count_nonzero(known & (submitted > gap_begin)))
 
     # Launch calls whose work ran in this lane, with the lane's first start per correlation.
     lane_corr, lane_first = _min_by_key(corr[corr >= 0], start[corr >= 0])
-    first_start, ran = _take(lane_corr, lane_first, L.corr)
-    latency = first_start[ran] - L.end[ran]
+    first_start, ran = _take(lane_corr, lane_first, launches.corr)
+    latency = first_start[ran] - launches.end[ran]
     if whole:
-        kernel_launches, graph_launches = L.kernel_launches_total, L.graph_launches_total
+        kernel_launches, graph_launches = (
+            launches.kernel_launches_total,
+            launches.graph_launches_total,
+        )
     else:
-        kernel_launches = int(np.count_nonzero(ran & L.is_kernel))
-        graph_launches = int(np.count_nonzero(ran & L.is_graph))
+        kernel_launches = int(np.count_nonzero(ran & launches.is_kernel))
+        graph_launches = int(np.count_nonzero(ran & launches.is_graph))
     return Figures(
         device=device,
         stream=stream,
         kernels=int(np.count_nonzero(kind == "kernel")),
         kernel_launches=kernel_launches,
         graph_launches=graph_launches,
-        graph_replays=int(np.count_nonzero(ran & L.is_graph)),
+        graph_replays=int(np.count_nonzero(ran & launches.is_graph)),
         span_ns=span,
         busy_ns=busy,
         idle_ns=span - busy,
