@@ -16,7 +16,8 @@ nanoseconds. Definitions (per stream, and per device as the union of all its str
   kernels of a replay share the correlation id of one ``cudaGraphLaunch``, and the call often
   returns only after the first kernels ran, yet the gaps *inside* a replay are not the GPU waiting
   for the host. (Holistic Trace Analysis ignores ``cudaGraphLaunch`` and rounds to whole µs.)
-  A gap whose ending work has no launch call in the trace is not counted as host-bound.
+  A gap whose ending work has no launch call in the trace is not counted as host-bound. (One
+  launch call per correlation id, as in Kineto traces.)
 - **launch latency**: for each host launch call whose GPU work is in the trace, the start of the
   first GPU event with its correlation id minus the end of the call. It can be negative: a kernel
   may start before its launch call returns.
@@ -267,10 +268,13 @@ def _figures(launches: _Launches, start, end, corr, kind, device, stream, whole:
     submitted, known = launches.submitted(corr[gap_end_event])
     host_bound = int(np.count_nonzero(known & (submitted > gap_begin)))
 
-    # Launch calls whose work ran in this lane, with the lane's first start per correlation.
+    # Launch calls whose work ran in this lane, with the lane's first start per correlation
+    # (searching the lane's few sorted ids in the launch table, not every launch in the lane).
     lane_corr, lane_first = _min_by_key(corr[corr >= 0], start[corr >= 0])
-    first_start, ran = _take(lane_corr, lane_first, launches.corr)
-    latency = first_start[ran] - launches.end[ran]
+    pos, found = _find(launches.corr, lane_corr)
+    latency = lane_first[found] - launches.end[pos[found]]
+    ran = np.zeros(len(launches.corr), dtype=bool)
+    ran[pos[found]] = True
     if whole:
         kernel_launches, graph_launches = (
             launches.kernel_launches_total,
@@ -322,15 +326,20 @@ def _min_by_key(keys: np.ndarray, values: np.ndarray) -> tuple[np.ndarray, np.nd
 
 
 def _take(keys: np.ndarray, values: np.ndarray, query: np.ndarray):
-    """``values`` at the positions of ``query`` in the sorted unique ``keys``, and a found-mask.
+    """``values`` at the positions of ``query`` in the sorted ``keys``, and a found-mask.
 
     Missing (or negative) queries get 0 and found=False.
     """
+    pos, found = _find(keys, query)
+    return np.where(found, values[pos] if len(keys) else 0, 0), found
+
+
+def _find(keys: np.ndarray, query: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Index of each (non-negative) ``query`` in the sorted ``keys``, and whether it is there."""
     if len(keys) == 0:
         return np.zeros(len(query), dtype=np.int64), np.zeros(len(query), dtype=bool)
     pos = np.minimum(np.searchsorted(keys, query), len(keys) - 1)
-    found = (keys[pos] == query) & (query >= 0)
-    return np.where(found, values[pos], 0), found
+    return pos, (keys[pos] == query) & (query >= 0)
 
 
 def _percentile(ordered: np.ndarray, q: int) -> float:
