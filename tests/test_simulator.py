@@ -35,13 +35,14 @@ from graphlab.simulator.breakeven import (
 from graphlab.simulator.model import OP_SYNC
 
 
-def params(host=5.0, latency=0.0, graph_launch=3.0, gap=0.5, sync=0.0, **capture):
+def params(host=5.0, latency=0.0, graph_launch=3.0, gap=0.5, sync=0.0, kernel_gap=0.0, **capture):
     return SimParams(
         host_us=host,
         launch_latency_us=latency,
         graph_launch_us=graph_launch,
         node_gap_us=gap,
         sync_us=sync,
+        kernel_gap_us=kernel_gap,
         **capture,
     )
 
@@ -84,6 +85,15 @@ def test_gpu_bound_chain_queues_kernels_back_to_back():
     assert kernels(t) == ([1, 11, 21, 31], [11, 21, 31, 41])
     assert host(t, "launch") == ([0, 1, 2, 3], [1, 2, 3, 4])
     assert host(t, "sync") == ([4], [41])
+
+
+def test_queued_eager_kernels_keep_the_kernel_gap():
+    # GPU-bound (host 1 µs, kernels 10 µs): each queued kernel starts 0.5 µs after the last ends.
+    t = simulate(eager(chain(4, 10.0), params(host=1, kernel_gap=0.5)))
+    assert kernels(t) == ([1, 11.5, 22, 32.5], [11, 21.5, 32, 42.5])
+    # Host-bound: every kernel finds the GPU idle, so the gap never shows.
+    t = simulate(eager(chain(4, 1.0), params(host=5, kernel_gap=0.5)))
+    assert kernels(t)[0] == [5, 10, 15, 20]
 
 
 def test_model_step_uses_each_kernels_duration_and_name():
@@ -130,6 +140,17 @@ def test_host_bound_replays_when_the_graph_is_shorter_than_its_launch():
     t = simulate(graph(chain(2, 1.0), params(graph_launch=10, gap=0.5), replays=2))
     assert kernels(t) == ([10, 11.5, 20, 21.5], [11, 12.5, 21, 22.5])
     assert host(t, "sync") == ([20], [22.5])
+
+
+def test_end_to_end_replays_copy_inputs_in_and_outputs_out_eagerly():
+    # Per replay: copy in (1 µs kernel, 5 µs launch), graph launch 3 µs (2 nodes of 1 µs, gap
+    # 0.5), copy out (2 µs kernel, 5 µs launch); queued eager kernels keep a 0.25 µs gap.
+    p = params(host=5, graph_launch=3, gap=0.5, kernel_gap=0.25)
+    t = simulate(graph(chain(2, 1.0), p, replays=2, copy_in_us=[1.0], copy_out_us=[2.0]))
+    assert host(t, "launch")[0] == [0, 5, 8, 13, 18, 21]
+    assert kernels(t) == ([5, 8, 9.5, 13, 18, 21, 22.5, 26], [6, 9, 10.5, 15, 19, 22, 23.5, 28])
+    assert t.name[t.kind == "kernel"].tolist() == ["copy", *["kernel"] * 2, "copy"] * 2
+    assert host(t, "sync") == ([26], [28])
 
 
 def test_graph_with_sync_every_is_one_graph_per_stretch():
@@ -266,19 +287,23 @@ durations = st.lists(st.integers(0, 20).map(lambda x: x / 2), min_size=1, max_si
     graph_launch=st.integers(0, 20).map(lambda x: x / 2),
     gap=st.integers(0, 3).map(lambda x: x / 4),
     sync=st.integers(0, 4).map(lambda x: x / 2),
-    mode=st.sampled_from(["eager", "graph"]),
+    kernel_gap=st.integers(0, 3).map(lambda x: x / 4),
+    mode=st.sampled_from(["eager", "graph", "graph with copies"]),
     repeats=st.integers(1, 3),
     sync_every=st.one_of(st.none(), st.integers(1, 4)),
 )
 def test_vectorised_schedule_matches_the_event_by_event_reference(
-    kind, ks, side, host_us, latency, graph_launch, gap, sync, mode, repeats, sync_every
+    kind, ks, side, host_us, latency, graph_launch, gap, sync, kernel_gap, mode, repeats, sync_every
 ):
-    p = params(host=host_us, latency=latency, graph_launch=graph_launch, gap=gap, sync=sync)
+    p = params(host_us, latency, graph_launch, gap, sync, kernel_gap)
     step = chain(len(ks), ks) if kind == "chain" else fork_join(ks, side, [1.0], [0.5])
     if mode == "eager":
         program = eager(step, p, iterations=repeats, sync_every=sync_every)
-    else:
+    elif mode == "graph":
         program = graph(step, p, replays=repeats, sync_every=sync_every)
+    else:
+        copies = {"copy_in_us": side[:2], "copy_out_us": ks[:1]}
+        program = graph(step, p, replays=repeats, sync_every=sync_every, **copies)
     s = schedule(program)
     op_start, op_end, start, end = reference_schedule(program)
     assert s.item_start_ns.tolist() == start

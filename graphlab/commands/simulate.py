@@ -25,7 +25,10 @@ _PARAM_FLAGS = {
     "graph_launch_us": "host time per replay (graph.replay() + cudaGraphLaunch)",
     "node_gap_us": "device gap between dependent nodes of a replay",
     "sync_us": "host time a synchronize takes once the GPU is done",
+    "kernel_gap_us": "device gap between queued eager kernels on a stream",
 }
+# Without a calibrated file these may be left out (SimParams's default applies).
+_OPTIONAL = {"kernel_gap_us": "0"}
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -35,7 +38,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     for name, text in _PARAM_FLAGS.items():
         flag = "--" + name.replace("_", "-")
-        parser.add_argument(flag, type=float, metavar="US", help=f"{text}; default: calibrated")
+        default = "calibrated" + (f" (else {_OPTIONAL[name]})" if name in _OPTIONAL else "")
+        parser.add_argument(flag, type=float, metavar="US", help=f"{text}; default: {default}")
     parser.add_argument(
         "--capture-us",
         type=float,
@@ -64,13 +68,17 @@ def _params(args: argparse.Namespace):
     given = {name: getattr(args, name) for name in _PARAM_FLAGS}
     if simulator_params.CALIBRATED_PATH.exists():
         return simulator_params.calibrated().replace(**given)
-    missing = ["--" + name.replace("_", "-") for name, value in given.items() if value is None]
+    missing = [
+        "--" + name.replace("_", "-")
+        for name, value in given.items()
+        if value is None and name not in _OPTIONAL
+    ]
     if missing:
         raise SimulatorError(
             "the simulator has no calibrated parameters yet (no GPU recordings have been fitted), "
             f"so pass them all: missing {' '.join(missing)}"
         )
-    return simulator_params.SimParams(**given)
+    return simulator_params.SimParams(**{k: v for k, v in given.items() if v is not None})
 
 
 def simulate_both(args: argparse.Namespace):

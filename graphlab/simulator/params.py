@@ -1,6 +1,6 @@
 """The simulator's parameters, and the calibrated set fitted to real H200 recordings.
 
-Five numbers describe the machine to the simulator (all microseconds):
+Six numbers describe the machine to the simulator (all microseconds):
 
 - ``host_us``: host time per eager op: Python, PyTorch's dispatcher and the ``cudaLaunchKernel``
   call together. The model does not split them; the launch event spans the whole op.
@@ -10,6 +10,8 @@ Five numbers describe the machine to the simulator (all microseconds):
 - ``node_gap_us``: device time between the end of a node of a replay and the start of a node
   that depends on it (the GPU's own scheduling cost, with no host involved).
 - ``sync_us``: host time a ``synchronize`` takes once the GPU has finished.
+- ``kernel_gap_us``: device time between one eager kernel's end and the start of the next one
+  already queued on the same stream (0 unless given: queued kernels then follow back to back).
 
 Two more describe capture, for the break-even model only: capture of ``n`` kernels costs
 ``capture_base_us + n * capture_per_kernel_us``.
@@ -74,6 +76,7 @@ class SimParams:
     graph_launch_us: float
     node_gap_us: float
     sync_us: float
+    kernel_gap_us: float = 0.0
     capture_base_us: float | None = None
     capture_per_kernel_us: float | None = None
     calibration: dict[str, Any] | None = field(default=None, compare=False, repr=False)

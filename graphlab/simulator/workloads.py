@@ -180,15 +180,21 @@ def _sync_points(step: Step, sync_every: int | None) -> np.ndarray:
     return after
 
 
-def _tile(step: Step, repeats: int, what: str):
-    """The step's kernels repeated ``repeats`` times: durations (ns), streams, names, waits."""
+def _check_repeats(per_repeat: int, repeats: int, what: str) -> int:
+    """``repeats`` as an int, if ``per_repeat`` kernels that many times stay under MAX_KERNELS."""
     repeats = _count(what, repeats)
-    total = len(step) * repeats
+    total = per_repeat * repeats
     if total > MAX_KERNELS:
         raise SimulatorError(
-            f"{len(step):,} kernels x {repeats:,} {what} = {total:,} kernels is too many to "
+            f"{per_repeat:,} kernels x {repeats:,} {what} = {total:,} kernels is too many to "
             f"simulate (at most {MAX_KERNELS:,}): use fewer {what} or fewer kernels"
         )
+    return repeats
+
+
+def _tile(step: Step, repeats: int, what: str):
+    """The step's kernels repeated ``repeats`` times: durations (ns), streams, names, waits."""
+    repeats = _check_repeats(len(step), repeats, what)
     offsets = np.repeat(np.arange(repeats, dtype=np.int64) * len(step), len(step.waits))
     waits = np.tile(step.waits, (repeats, 1)) + offsets[:, None]
     return (
@@ -219,7 +225,8 @@ def eager(
     """The step run eagerly ``iterations`` times: one host launch per kernel, every iteration.
 
     Each kernel costs the host ``params.host_us``; so does each wait between streams (an event
-    record and a stream wait, one Python call). Kernels follow each other with no device gap.
+    record and a stream wait, one Python call). A kernel already queued starts
+    ``params.kernel_gap_us`` after the previous kernel on its stream ends.
     """
     dur, stream, name, waits = _tile(step, iterations, "iterations")
     total = len(dur)
@@ -238,7 +245,7 @@ def eager(
         item_op=launch_op,
         item_stream=stream,
         item_dur_ns=dur,
-        item_gap_ns=np.zeros(total, dtype=np.int64),
+        item_gap_ns=np.full(total, _ns(params.kernel_gap_us), dtype=np.int64),
         item_name=name,
         names=step.names,
         edge_item=waits[:, 0],
@@ -250,44 +257,78 @@ def eager(
 
 
 def graph(
-    step: Step, params: SimParams, *, replays: int = 1, sync_every: int | None = None
+    step: Step,
+    params: SimParams,
+    *,
+    replays: int = 1,
+    sync_every: int | None = None,
+    copy_in_us: Sequence[float] = (),
+    copy_out_us: Sequence[float] = (),
 ) -> Program:
     """The step captured once and replayed ``replays`` times (capture itself is not simulated).
 
     Each replay costs the host ``params.graph_launch_us`` per graph; its nodes are released
     together and run in captured order, ``params.node_gap_us`` after the node they depend on.
     With ``sync_every`` the step is captured as one graph per stretch between syncs.
+
+    ``copy_in_us`` and ``copy_out_us`` are eager copy kernels launched before and after each
+    replay (an end-to-end loop copies new inputs into the static buffers and clones the outputs):
+    each costs the host ``params.host_us``, like any eager launch.
     """
-    dur, stream, name, waits = _tile(step, replays, "replays")
-    total = len(dur)
+    copy_in = _ns(_durations("copy_in_us", copy_in_us))
+    copy_out = _ns(_durations("copy_out_us", copy_out_us))
+    n_in, n_out, n_step = len(copy_in), len(copy_out), len(step)
+    replays = _check_repeats(n_in + n_step + n_out, replays, "replays")
     sync_after = _sync_points(step, sync_every)
     # Piece = one captured graph: a new one starts after every sync point of the step.
     piece = np.cumsum(np.r_[False, sync_after[:-1]])
     n_pieces = int(piece[-1]) + 1
-    piece_syncs = np.zeros(n_pieces, dtype=bool)
-    piece_syncs[piece[sync_after]] = True
-    launch_sync = np.tile(piece_syncs, replays)  # per graph launch: sync after it?
-    launch_sync[-1] = True
-    block = 1 + launch_sync
-    launch_op = np.cumsum(block) - block
-    op_kind = np.full(int(block.sum()), OP_GRAPH_LAUNCH, dtype=np.int8)
-    op_kind[launch_op[launch_sync] + 1] = OP_SYNC
-    op_host = np.where(op_kind == OP_SYNC, _ns(params.sync_us), _ns(params.graph_launch_us))
-    replay_of_item = np.repeat(np.arange(replays), len(step))
-    item_launch = replay_of_item * n_pieces + np.tile(piece, replays)
-    gap = _ns(params.node_gap_us)
+
+    # One replay's host ops: copies in, each graph (and its sync), copies out.
+    kinds = [OP_LAUNCH] * n_in
+    piece_op = []
+    for p in range(n_pieces):
+        piece_op.append(len(kinds))
+        kinds.append(OP_GRAPH_LAUNCH)
+        if sync_after[piece == p][-1]:
+            kinds.append(OP_SYNC)
+    first_out = len(kinds)
+    kinds += [OP_LAUNCH] * n_out
+    item_op = np.concatenate(
+        [np.arange(n_in), np.array(piece_op, dtype=np.int64)[piece], first_out + np.arange(n_out)]
+    )
+
+    # Repeat that for every replay; the program ends with a sync.
+    n_ops, n_items = len(kinds), n_in + n_step + n_out
+    op_kind = np.tile(np.array(kinds, dtype=np.int8), replays)
+    if op_kind[-1] != OP_SYNC:
+        op_kind = np.r_[op_kind, np.int8(OP_SYNC)]
+    host = {OP_LAUNCH: params.host_us, OP_GRAPH_LAUNCH: params.graph_launch_us}
+    op_host = np.full(len(op_kind), _ns(params.sync_us), dtype=np.int64)
+    for kind, cost in host.items():
+        op_host[op_kind == kind] = _ns(cost)
+    kernel_gap, node_gap = _ns(params.kernel_gap_us), _ns(params.node_gap_us)
+    waits = step.waits + n_in
+    offsets = np.repeat(np.arange(replays, dtype=np.int64) * n_items, len(waits))
+    waits = np.tile(waits, (replays, 1)) + offsets[:, None]
+
+    def per_item(copies, nodes) -> np.ndarray:
+        """One replay's value per item (copies in, nodes, copies out), for every replay."""
+        ins, outs = np.full(n_in, copies, dtype=np.int64), np.full(n_out, copies, dtype=np.int64)
+        return np.tile(np.concatenate([ins, np.asarray(nodes, dtype=np.int64), outs]), replays)
+
     return Program(
         op_kind=op_kind,
         op_host_ns=op_host,
-        item_op=launch_op[item_launch],
-        item_stream=stream,
-        item_dur_ns=dur,
-        item_gap_ns=np.full(total, gap, dtype=np.int64),
-        item_name=name,
-        names=step.names,
+        item_op=np.tile(item_op, replays) + np.repeat(np.arange(replays) * n_ops, n_items),
+        item_stream=per_item(MAIN_STREAM, step.stream),
+        item_dur_ns=np.tile(np.concatenate([copy_in, _ns(step.kernel_us), copy_out]), replays),
+        item_gap_ns=per_item(kernel_gap, np.full(n_step, node_gap)),
+        item_name=per_item(len(step.names), step.name_index),
+        names=(*step.names, "copy"),
         edge_item=waits[:, 0],
         edge_after=waits[:, 1],
-        edge_gap_ns=np.full(len(waits), gap, dtype=np.int64),
+        edge_gap_ns=np.full(len(waits), node_gap, dtype=np.int64),
         launch_latency_ns=int(_ns(params.launch_latency_us)),
         meta=_meta(step, params, "graph", replays, sync_every),
     )
