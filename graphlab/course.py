@@ -3,6 +3,7 @@
 - :func:`banner` prints, above a result, which backend produced it: live CUDA, the CPU emulator, a
   bundled recording (with its GPU, versions and date) or the simulator. A notebook never lets a
   reader guess where a number came from.
+- :func:`timelines` gets the eager and graph timelines out of either kind of result.
 - :func:`live_or_recorded` runs a timing experiment live on a GPU and otherwise loads the bundled
   recording of the same experiment, printing the banner either way.
 - :func:`repository_url`, :func:`install_cell_source`, :func:`colab_badge` and
@@ -34,6 +35,8 @@ __all__ = [
     "notebooks_dir",
     "refresh_links",
     "repository_url",
+    "timelines",
+    "timings",
 ]
 
 #: The distribution name on an index and in ``pip install`` lines (the import name is graphlab).
@@ -245,3 +248,23 @@ def live_or_recorded(run_live: Callable[[], Any], recording: str, note: str = ""
     rec = load_recording(recording)
     banner(rec, note)
     return rec
+
+
+def timelines(result: Any) -> dict[str, Any]:
+    """``{"eager": Timeline, "graph": Timeline}`` of a recording or a profiled compare() result."""
+    if callable(getattr(result, "timeline", None)):
+        return {mode: result.timeline(mode) for mode in ("eager", "graph")}
+    found = getattr(result, "timelines", None)
+    if not found:
+        raise GraphlabError(
+            "this result has no timelines: pass a recording, or a graphlab.compare(..., "
+            "profile=True) result."
+        )
+    return dict(found)
+
+
+def timings(result: Any) -> dict[str, Any]:
+    """The timing figures (µs) of a recording or a compare() result, as one dict."""
+    if isinstance(getattr(result, "timings", None), dict):
+        return dict(result.timings)
+    return result.to_dict()
