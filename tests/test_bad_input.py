@@ -1,0 +1,465 @@
+"""Bad input is refused with one GraphlabError, never a stray exception, a traceback or a half file.
+
+Property-based (hypothesis): traces, graphlab timelines, recordings, simulator parameters and the
+CLI entries are fed damaged, truncated, mistyped, non-finite, empty and oversized input. Whatever
+comes in, the only exceptions allowed out are GraphlabError subclasses; what is accepted must
+analyse cleanly; the CLI exits with 0 or 2 and prints no traceback; a failed command leaves no
+output file behind.
+"""
+
+from __future__ import annotations
+
+import copy
+import gzip
+import json
+import math
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, example, given, settings
+from hypothesis import strategies as st
+
+from graphlab.cli import main
+from graphlab.errors import GraphlabError
+from graphlab.recordings import recording
+from graphlab.simulator import chain, eager, graph, simulate
+from graphlab.simulator.params import SimParams
+from graphlab.timeline import KINDS, Timeline
+
+REAL_TRACE = Path(__file__).parent / "traces" / "h200_eager8_then_replay8.json"
+PARAMS = ("host_us", "launch_latency_us", "graph_launch_us", "node_gap_us", "sync_us")
+
+settings.register_profile(
+    "bad_input",
+    max_examples=100,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+)
+settings.load_profile("bad_input")
+
+# -- strategies -----------------------------------------------------------------------------------
+
+scalars = (
+    st.none()
+    | st.booleans()
+    | st.integers(min_value=-(2**70), max_value=2**70)
+    | st.floats(allow_nan=True, allow_infinity=True)
+    | st.text(max_size=12)
+)
+json_values = st.recursive(
+    scalars,
+    lambda inner: (
+        st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4)
+    ),
+    max_leaves=12,
+)
+
+
+def mostly(plausible):
+    """Usually a plausible value, sometimes any JSON value at all."""
+    return st.one_of(plausible, plausible, plausible, json_values)
+
+
+numbers = st.integers(min_value=-5, max_value=10**7) | st.floats(
+    allow_nan=True, allow_infinity=True
+)
+trace_events = st.fixed_dictionaries(
+    {},
+    optional={
+        "ph": mostly(st.sampled_from(["X", "X", "X", "i", "M", "f"])),
+        "cat": mostly(
+            st.sampled_from(
+                ["kernel", "gpu_memcpy", "gpu_memset", "cuda_runtime", "cuda_driver", "cpu_op"]
+            )
+        ),
+        "name": mostly(
+            st.sampled_from(
+                [
+                    "cudaLaunchKernel",
+                    "cudaGraphLaunch",
+                    "cudaDeviceSynchronize",
+                    "cudaEventRecord",
+                    "void k<float>()",
+                    "<script>alert(1)</script>",
+                ]
+            )
+        ),
+        "ts": mostly(numbers),
+        "dur": mostly(numbers),
+        "pid": mostly(st.integers(-1, 8) | st.sampled_from(["0", "-1", "--5", "²", "7a"])),
+        "tid": mostly(st.integers(-1, 8) | st.sampled_from(["3", "", "x"])),
+        "args": mostly(
+            st.fixed_dictionaries(
+                {},
+                optional={
+                    "correlation": mostly(st.integers(-1, 30)),
+                    "device": mostly(st.integers(-1, 3)),
+                    "stream": mostly(st.integers(-1, 20)),
+                    "graphlab_kind": mostly(st.sampled_from(KINDS)),
+                },
+            )
+        ),
+    },
+)
+chrome_traces = st.one_of(
+    st.fixed_dictionaries(
+        {"traceEvents": st.lists(trace_events, max_size=25)},
+        optional={
+            "baseTimeNanoseconds": mostly(st.integers(0, 2**62)),
+            "deviceProperties": json_values,
+            "graphlab": json_values,
+            "schema": mostly(st.sampled_from(["graphlab.timeline/1", "graphlab.timeline/9"])),
+        },
+    ),
+    st.lists(trace_events, max_size=10),
+    json_values,
+)
+
+
+def outcome(fn):
+    """fn's result, or the GraphlabError it raised. Any other exception fails the test."""
+    try:
+        return fn()
+    except GraphlabError as exc:
+        assert str(exc).strip(), "a GraphlabError must say what is wrong"
+        return exc
+
+
+def check_analysis(timeline: Timeline) -> None:
+    """An accepted timeline analyses to finite, consistent, JSON-clean figures."""
+    figures = outcome(lambda: timeline.summary().to_dict())
+    if isinstance(figures, GraphlabError):
+        return
+    json.dumps(figures, allow_nan=False)  # `graphlab gaps --json` must print valid JSON
+    if figures["span_us"]:
+        assert math.isclose(figures["busy_us"] + figures["idle_us"], figures["span_us"])
+        assert 0.0 <= figures["idle_fraction"] <= 1.0
+    assert figures["gaps"]["count"] >= 0
+
+
+def mutations(document):
+    """Strategy: ``document`` with one value somewhere replaced by junk, or one key removed."""
+    paths = []
+
+    def walk(node, path):
+        paths.append(path)
+        if isinstance(node, dict):
+            for key, value in node.items():
+                walk(value, (*path, key))
+        elif isinstance(node, list):
+            for index, value in enumerate(node[:3]):
+                walk(value, (*path, index))
+
+    walk(document, ())
+
+    def apply(choice):
+        path, junk, delete = choice
+        doc = copy.deepcopy(document)
+        if not path:
+            return junk
+        parent = doc
+        for step in path[:-1]:
+            parent = parent[step]
+        if delete and isinstance(parent, dict):
+            del parent[path[-1]]
+        else:
+            parent[path[-1]] = junk
+        return doc
+
+    return st.tuples(st.sampled_from(paths), json_values, st.booleans()).map(apply)
+
+
+@pytest.fixture(scope="module")
+def workdir(tmp_path_factory):
+    return tmp_path_factory.mktemp("bad_input")
+
+
+# -- traces ---------------------------------------------------------------------------------------
+
+
+@given(chrome_traces)
+@example(
+    {"traceEvents": [{"ph": "X", "cat": "kernel", "name": "k", "ts": 1, "dur": 1, "pid": "--5"}]}
+)
+@example(
+    {"traceEvents": [{"ph": "X", "cat": "kernel", "name": "k", "ts": 1, "dur": 1, "tid": "²"}]}
+)
+@example(
+    {
+        "traceEvents": [
+            {
+                "ph": "X",
+                "cat": "cuda_runtime",
+                "name": "k",
+                "ts": 1,
+                "dur": 1,
+                "args": {"graphlab_kind": [1]},
+            },
+            {"ph": "X", "cat": "kernel", "name": "k", "ts": 2, "dur": 1},
+        ]
+    }
+)
+@example({"traceEvents": [{"ph": "X", "cat": "kernel", "name": "k", "ts": 1.0, "dur": -0.5}]})
+@example({"traceEvents": [{"ph": "X", "cat": "kernel", "name": "k", "ts": 1, "dur": float("nan")}]})
+@example({"traceEvents": []})
+def test_chrome_trace_dicts(trace):
+    result = outcome(lambda: Timeline.from_chrome_trace(trace))
+    if isinstance(result, Timeline):
+        assert len(result) > 0
+        assert (result.dur_ns >= 0).all()
+        check_analysis(result)
+
+
+REAL_BYTES = REAL_TRACE.read_bytes()
+
+
+@given(st.integers(min_value=0, max_value=len(REAL_BYTES) - 1), st.booleans())
+def test_truncated_real_trace_file(workdir, cut, gzipped):
+    data = REAL_BYTES[:cut]
+    path = workdir / ("cut.json.gz" if gzipped else "cut.json")
+    path.write_bytes(gzip.compress(data) if gzipped else data)
+    result = outcome(lambda: Timeline.from_chrome_trace(path))
+    if isinstance(result, Timeline):
+        check_analysis(result)
+    if cut < len(REAL_BYTES.rstrip()):  # a cut file is never valid JSON
+        assert isinstance(result, GraphlabError)
+
+
+@given(st.binary(max_size=200))
+@example(b"")
+@example(b"\x1f\x8b\x08\x00garbage")
+@example(b'{"traceEvents": [{"ph": "X", "ts": ' + b"1" * 5000 + b"}]}")
+@example(b"[" * 100_000 + b"]" * 100_000)
+@example("\ufeff{}".encode())
+def test_arbitrary_bytes_as_trace_file(workdir, data):
+    path = workdir / "bytes.json"
+    path.write_bytes(data)
+    outcome(lambda: Timeline.from_chrome_trace(path))
+    outcome(lambda: Timeline.load(path))
+
+
+def test_missing_file_and_folder(workdir):
+    assert isinstance(
+        outcome(lambda: Timeline.from_chrome_trace(workdir / "nope.json")), GraphlabError
+    )
+    assert isinstance(outcome(lambda: Timeline.from_chrome_trace(workdir)), GraphlabError)
+
+
+def test_huge_file_is_refused_without_reading_it(workdir, monkeypatch):
+    import graphlab.kineto
+
+    path = workdir / "huge.json"
+    path.write_bytes(b'{"traceEvents": []}' + b" " * 4096)
+    monkeypatch.setattr(graphlab.kineto, "MAX_TRACE_BYTES", 1024)
+    result = outcome(lambda: Timeline.from_chrome_trace(path))
+    assert isinstance(result, GraphlabError)
+    assert "more than graphlab reads" in str(result)
+
+
+# -- graphlab timelines ---------------------------------------------------------------------------
+
+TIMELINE_DICT = Timeline.from_chrome_trace(REAL_TRACE).to_dict()
+
+
+@given(mutations(TIMELINE_DICT))
+def test_damaged_timeline_dicts(doc):
+    result = outcome(lambda: Timeline.from_dict(doc))
+    if isinstance(result, Timeline):
+        check_analysis(result)
+
+
+@given(mutations(TIMELINE_DICT))
+def test_damaged_timeline_files(workdir, doc):
+    path = workdir / "timeline.json"
+    try:
+        path.write_text(json.dumps(doc))
+    except ValueError:  # junk that JSON cannot hold (circular) is not a file anyone can have
+        return
+    result = outcome(lambda: Timeline.load(path))
+    if isinstance(result, Timeline):
+        check_analysis(result)
+
+
+# -- the analysis over any well-formed table ------------------------------------------------
+
+events = st.tuples(
+    st.sampled_from(KINDS),
+    st.sampled_from(["cudaLaunchKernel", "cudaGraphLaunch", "cudaDeviceSynchronize", "k1", "k2"]),
+    st.integers(0, 10**6),
+    st.integers(0, 10**4),
+    st.integers(-1, 1),
+    st.integers(-1, 3),
+    st.integers(-1, 2),
+    st.integers(-1, 6),
+)
+
+
+@given(st.lists(events, max_size=40))
+def test_analysis_of_any_table(rows):
+    columns = list(zip(*rows, strict=True)) if rows else [[]] * 8
+    names = ("kind", "name", "start_ns", "dur_ns", "device", "stream", "thread", "correlation")
+    timeline = Timeline(**dict(zip(names, columns, strict=True)))
+    check_analysis(timeline)
+
+
+# -- recordings -----------------------------------------------------------------------------------
+
+
+def fixture_recording() -> dict:
+    """A well-formed recording document. A TEST FIXTURE: no number in it was measured."""
+    small = Timeline.from_chrome_trace(REAL_TRACE).to_dict()
+    return {
+        "schema": "graphlab.recording/1",
+        "name": "fixture",
+        "meta": {
+            "gpu": "FIXTURE GPU (test data, not a measurement)",
+            "driver": "0",
+            "torch": "0",
+            "cuda": "0",
+            "python": "3",
+            "date": "2026-12-02T00:00:00Z",
+            "graphlab": "0",
+            "command": "none: hand-written test fixture",
+        },
+        "experiment": {"kind": "chain", "kernels": 8, "numel": 4096},
+        "timings": {
+            "capture_us": 1.0,
+            "first_replay_us": 1.0,
+            "eager_us": 1.0,
+            "replay_us": 1.0,
+            "eager_end_to_end_us": 1.0,
+            "replay_end_to_end_us": 1.0,
+            "eager_spread_us": [1.0, 1.0],
+            "replay_spread_us": [1.0, 1.0],
+            "repeats": 1,
+            "iterations": 1,
+            "break_even": None,
+        },
+        "timelines": {"eager": small, "graph": small},
+    }
+
+
+def load_and_use(folder: Path, name: str = "fixture"):
+    rec = recording(name, directory=folder)
+    check_analysis(rec.timeline("eager"))
+    check_analysis(rec.timeline("graph"))
+    return rec.label, repr(rec)
+
+
+def test_fixture_recording_loads(workdir):
+    folder = workdir / "good"
+    folder.mkdir(exist_ok=True)
+    (folder / "fixture.json").write_text(json.dumps(fixture_recording()))
+    label, _ = load_and_use(folder)
+    assert label.startswith("recorded on FIXTURE GPU (test data, not a measurement)")
+
+
+@given(mutations(fixture_recording()))
+def test_damaged_recordings(workdir, doc):
+    folder = workdir / "recordings"
+    folder.mkdir(exist_ok=True)
+    try:
+        (folder / "fixture.json").write_text(json.dumps(doc))
+    except ValueError:
+        return
+    outcome(lambda: load_and_use(folder))
+
+
+@given(json_values)
+def test_recording_names(name):
+    outcome(lambda: recording(name))
+
+
+# -- simulator parameters ------------------------------------------------------------------
+
+durations = (
+    st.floats(allow_nan=True, allow_infinity=True)
+    | st.integers(min_value=-(2**80), max_value=2**80)
+    | st.text(max_size=6)
+    | st.none()
+    | st.just([1.0])
+)
+
+
+@given(st.fixed_dictionaries({name: durations for name in PARAMS}))
+@example(dict.fromkeys(PARAMS, 10**400))
+def test_simulator_parameters(values):
+    outcome(lambda: SimParams(**values))
+
+
+@given(
+    st.integers(-3, 300) | st.floats(allow_nan=True) | st.text(max_size=3),
+    durations,
+    st.none() | st.integers(-2, 50),
+    st.fixed_dictionaries({name: st.floats(0, 50) for name in PARAMS}),
+)
+def test_simulating_any_workload(kernels, kernel_us, sync_every, values):
+    def run():
+        params = SimParams(**values)
+        step = chain(kernels, kernel_us)
+        for build in (eager, graph):
+            check_analysis(simulate(build(step, params, sync_every=sync_every)))
+
+    outcome(run)
+
+
+# -- the command line ----------------------------------------------------------------------
+
+
+def run_cli(argv, capsys):
+    """Exit status and captured output of ``graphlab ARGV``, however it ends."""
+    try:
+        status = main([str(a) for a in argv])
+    except SystemExit as exit_:  # argparse's usage errors
+        status = exit_.code
+    out, err = capsys.readouterr()
+    assert "Traceback" not in out + err
+    return status, out, err
+
+
+@given(st.binary(max_size=120) | st.integers(0, len(REAL_BYTES)).map(lambda n: REAL_BYTES[:n]))
+@example(b"[" * 100_000)
+def test_cli_gaps_on_any_file(workdir, capsys, data):
+    path = workdir / "cli_trace.json"
+    path.write_bytes(data)
+    status, out, err = run_cli(["gaps", path, "--json"], capsys)
+    assert status in (0, 2)
+    if status == 2:
+        assert out == ""
+        assert err.count("\n") == 1 and err.startswith("graphlab gaps: ")
+    else:
+        json.loads(out, parse_constant=pytest.fail)  # NaN/Infinity are not JSON
+
+
+def test_cli_gaps_on_the_real_trace(capsys):
+    status, out, _ = run_cli(["gaps", REAL_TRACE, "--json"], capsys)
+    assert status == 0
+    assert json.loads(out)["kernels"] == 16  # 8 eager + 8 replayed, counted in the trace by hand
+
+
+numeric_text = st.sampled_from(["nan", "inf", "-inf", "-1", "0", "1e400", "abc", "", "2.5", "10"])
+
+
+@given(
+    st.fixed_dictionaries(
+        {"--kernels": numeric_text, "--kernel-us": numeric_text},
+        optional={f"--{p.replace('_', '-')}": numeric_text for p in PARAMS}
+        | {"--capture-us": numeric_text, "--sync-every": numeric_text},
+    )
+)
+def test_cli_simulate_with_any_numbers(workdir, capsys, flags):
+    trace = workdir / "sim_trace.json"
+    trace.unlink(missing_ok=True)
+    argv = ["simulate", "--json", "--trace", trace]
+    for flag, value in flags.items():
+        argv += [f"{flag}={value}"]
+    status, out, err = run_cli(argv, capsys)
+    assert status in (0, 2)
+    if status == 2:
+        assert out == ""
+        assert not trace.exists(), "a failed command must leave no output file"
+        assert err.strip().splitlines()[-1].startswith("graphlab simulate: ")
+        assert not list(workdir.glob(".sim_trace.json.*")), "a temp file was left behind"
+    else:
+        json.loads(out, parse_constant=pytest.fail)
+        json.loads(trace.read_text())
