@@ -35,7 +35,10 @@ from graphlab.simulator.breakeven import (
 from graphlab.simulator.model import OP_SYNC
 
 
-def params(host=5.0, latency=0.0, graph_launch=3.0, gap=0.5, sync=0.0, kernel_gap=0.0, **capture):
+def params(
+    host=5.0, latency=0.0, graph_launch=3.0, gap=0.5, sync=0.0, kernel_gap=0.0, replay_gap=0.0,
+    **capture,
+):  # fmt: skip
     return SimParams(
         host_us=host,
         launch_latency_us=latency,
@@ -43,6 +46,7 @@ def params(host=5.0, latency=0.0, graph_launch=3.0, gap=0.5, sync=0.0, kernel_ga
         node_gap_us=gap,
         sync_us=sync,
         kernel_gap_us=kernel_gap,
+        replay_gap_us=replay_gap,
         **capture,
     )
 
@@ -134,6 +138,13 @@ def test_back_to_back_replays_queue_on_the_stream():
     # replay 2 is released at 6 but its first node waits for replay 1's last (8.5) + 0.5.
     assert kernels(t)[0] == [3, 4.5, 6, 7.5, 9, 10.5, 12, 13.5]
     assert host(t, "sync") == ([6], [14.5])
+
+
+def test_a_replay_queued_behind_another_pays_the_replay_gap():
+    # replay 2 is released at 6; its first node waits for 8.5 + node gap 0.5 + replay gap 1.
+    t = simulate(graph(chain(4, 1.0), params(graph_launch=3, gap=0.5, replay_gap=1), replays=2))
+    assert kernels(t)[0] == [3, 4.5, 6, 7.5, 10, 11.5, 13, 14.5]
+    assert host(t, "sync") == ([6], [15.5])
 
 
 def test_host_bound_replays_when_the_graph_is_shorter_than_its_launch():
@@ -288,14 +299,16 @@ durations = st.lists(st.integers(0, 20).map(lambda x: x / 2), min_size=1, max_si
     gap=st.integers(0, 3).map(lambda x: x / 4),
     sync=st.integers(0, 4).map(lambda x: x / 2),
     kernel_gap=st.integers(0, 3).map(lambda x: x / 4),
+    replay_gap=st.integers(0, 3).map(lambda x: x / 2),
     mode=st.sampled_from(["eager", "graph", "graph with copies"]),
     repeats=st.integers(1, 3),
     sync_every=st.one_of(st.none(), st.integers(1, 4)),
 )
 def test_vectorised_schedule_matches_the_event_by_event_reference(
-    kind, ks, side, host_us, latency, graph_launch, gap, sync, kernel_gap, mode, repeats, sync_every
-):
-    p = params(host_us, latency, graph_launch, gap, sync, kernel_gap)
+    kind, ks, side, host_us, latency, graph_launch, gap, sync, kernel_gap, replay_gap, mode,
+    repeats, sync_every,
+):  # fmt: skip
+    p = params(host_us, latency, graph_launch, gap, sync, kernel_gap, replay_gap)
     step = chain(len(ks), ks) if kind == "chain" else fork_join(ks, side, [1.0], [0.5])
     if mode == "eager":
         program = eager(step, p, iterations=repeats, sync_every=sync_every)

@@ -1,6 +1,6 @@
 """The simulator's parameters, and the calibrated set fitted to real H200 recordings.
 
-Six numbers describe the machine to the simulator (all microseconds):
+Seven numbers describe the machine to the simulator (all microseconds):
 
 - ``host_us``: host time per eager op: Python, PyTorch's dispatcher and the ``cudaLaunchKernel``
   call together. The model does not split them; the launch event spans the whole op.
@@ -12,6 +12,9 @@ Six numbers describe the machine to the simulator (all microseconds):
 - ``sync_us``: host time a ``synchronize`` takes once the GPU has finished.
 - ``kernel_gap_us``: device time between one eager kernel's end and the start of the next one
   already queued on the same stream (0 unless given: queued kernels then follow back to back).
+- ``replay_gap_us``: extra device time before a replay's first node when the stream was still
+  busy with earlier work (the GPU setting up the next launched graph), on top of
+  ``node_gap_us`` (0 unless given).
 
 Two more describe capture, for the break-even model only: capture of ``n`` kernels costs
 ``capture_base_us + n * capture_per_kernel_us``.
@@ -77,6 +80,7 @@ class SimParams:
     node_gap_us: float
     sync_us: float
     kernel_gap_us: float = 0.0
+    replay_gap_us: float = 0.0
     capture_base_us: float | None = None
     capture_per_kernel_us: float | None = None
     calibration: dict[str, Any] | None = field(default=None, compare=False, repr=False)

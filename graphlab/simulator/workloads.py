@@ -269,7 +269,9 @@ def graph(
 
     Each replay costs the host ``params.graph_launch_us`` per graph; its nodes are released
     together and run in captured order, ``params.node_gap_us`` after the node they depend on.
-    With ``sync_every`` the step is captured as one graph per stretch between syncs.
+    A graph's first node on each stream waits ``params.replay_gap_us`` longer after earlier work
+    on that stream. With ``sync_every`` the step is captured as one graph per stretch between
+    syncs.
 
     ``copy_in_us`` and ``copy_out_us`` are eager copy kernels launched before and after each
     replay (an end-to-end loop copies new inputs into the static buffers and clones the outputs):
@@ -312,6 +314,11 @@ def graph(
     offsets = np.repeat(np.arange(replays, dtype=np.int64) * n_items, len(waits))
     waits = np.tile(waits, (replays, 1)) + offsets[:, None]
 
+    # A graph's first node on each stream also pays the replay gap.
+    _, first_in_graph = np.unique(np.c_[piece, step.stream], axis=0, return_index=True)
+    node_gaps = np.full(n_step, node_gap, dtype=np.int64)
+    node_gaps[first_in_graph] += _ns(params.replay_gap_us)
+
     def per_item(copies, nodes) -> np.ndarray:
         """One replay's value per item (copies in, nodes, copies out), for every replay."""
         ins, outs = np.full(n_in, copies, dtype=np.int64), np.full(n_out, copies, dtype=np.int64)
@@ -323,7 +330,7 @@ def graph(
         item_op=np.tile(item_op, replays) + np.repeat(np.arange(replays) * n_ops, n_items),
         item_stream=per_item(MAIN_STREAM, step.stream),
         item_dur_ns=np.tile(np.concatenate([copy_in, _ns(step.kernel_us), copy_out]), replays),
-        item_gap_ns=per_item(kernel_gap, np.full(n_step, node_gap)),
+        item_gap_ns=per_item(kernel_gap, node_gaps),
         item_name=per_item(len(step.names), step.name_index),
         names=(*step.names, "copy"),
         edge_item=waits[:, 0],
