@@ -9,6 +9,7 @@ output file behind.
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import gzip
 import json
@@ -16,6 +17,7 @@ import math
 from pathlib import Path
 
 import pytest
+import torch
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
@@ -463,3 +465,92 @@ def test_cli_simulate_with_any_numbers(workdir, capsys, flags):
     else:
         json.loads(out, parse_constant=pytest.fail)
         json.loads(trace.read_text())
+
+
+# -- notebook checkers ----------------------------------------------------------------------------
+
+tensors = st.builds(
+    lambda shape, dtype, fill: torch.full(shape, fill).to(dtype),
+    st.lists(st.integers(0, 5), max_size=3).map(tuple),
+    st.sampled_from([torch.float32, torch.float64, torch.int64, torch.bool]),
+    st.floats(allow_nan=True, allow_infinity=True, width=32) | st.integers(-3, 3),
+)
+answers = st.recursive(
+    scalars | tensors,
+    lambda inner: (
+        st.lists(inner, max_size=5)
+        | st.lists(inner, max_size=3).map(tuple)
+        | st.dictionaries(st.integers(0, 9), inner, max_size=3)
+    ),
+    max_leaves=8,
+)
+raised = st.sampled_from(
+    [
+        ValueError("bad value"),
+        KeyError("missing"),
+        ZeroDivisionError("division by zero"),
+        TypeError("wrong type"),
+        IndexError("out of range"),
+        AttributeError("no attribute"),
+        RuntimeError("CUDA error: operation not permitted when stream is capturing"),
+        RecursionError("maximum recursion depth exceeded"),
+    ]
+)
+
+
+def learner(behaviour):
+    """A learner's function that ignores its arguments and returns, or raises, ``behaviour``."""
+
+    def answer(*args, **kwargs):
+        if isinstance(behaviour, BaseException):
+            raise behaviour
+        return behaviour
+
+    return answer
+
+
+def checkers():
+    from graphlab.checks import (
+        does_it_pay,
+        dynamic_shapes,
+        kernel_gaps,
+        memory,
+        outputs,
+        randomness,
+        start_here,
+        static_inputs,
+    )
+
+    return [
+        does_it_pay.check_break_even,
+        dynamic_shapes.check_run_padded,
+        dynamic_shapes.check_padding_waste,
+        kernel_gaps.check_capture_chain,
+        kernel_gaps.check_kernels_per_replay,
+        memory.check_shared_pool,
+        outputs.check_keep_outputs,
+        randomness.check_reproducible_replays,
+        start_here.check_busy_fraction,
+        static_inputs.check_replay_with_new_inputs,
+    ]
+
+
+@pytest.mark.parametrize("check", checkers(), ids=lambda c: c.__name__)
+@settings(max_examples=40)
+@given(behaviour=answers | raised)
+def test_checkers_answer_any_wrong_answer_with_checkfailed(check, behaviour, capsys):
+    """A wrong answer, of any type, gets a CheckFailed that says what is wrong; nothing else."""
+    from graphlab.errors import CheckFailed
+
+    with contextlib.suppress(CheckFailed):
+        check(learner(behaviour))
+
+
+@settings(max_examples=40)
+@given(answers | raised, answers | raised)
+def test_training_checker_answers_any_wrong_answer_with_checkfailed(step, optimizer):
+    from graphlab.checks.training import check_captured_training
+    from graphlab.errors import CheckFailed
+
+    with contextlib.suppress(CheckFailed):
+        check_captured_training(learner(step), learner(optimizer))
