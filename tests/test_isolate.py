@@ -170,3 +170,35 @@ def test_demonstrate_shows_the_explanation_instead_of_raising(capsys):
 def test_demonstrate_passes_results_through(capsys):
     assert demonstrate(add_and_talk, 1, 1)["sum"] == 2
     assert "add_and_talk finished without an error." in capsys.readouterr().out
+
+
+def test_watch_it_break_in_a_real_notebook_kernel():
+    """In Jupyter: the child's output lands in the cell, the explanation is shown as HTML, and
+    the kernel runs the next cell after a failure, a crash and a hang."""
+    nbformat = pytest.importorskip("nbformat")
+    nbclient = pytest.importorskip("nbclient")
+
+    cells = [
+        "import os, time\n"
+        "from graphlab.isolate import demonstrate\n"
+        "def broken():\n"
+        "    print('child output', flush=True)\n"
+        "    raise RuntimeError('CUDA error: capturing stream has unjoined work')",
+        "failure = demonstrate(broken)",
+        "crash = demonstrate(os._exit, 7)",
+        "hang = demonstrate(time.sleep, 600, timeout=2)",
+        "print(failure.explanation.key, crash.exitcode, hang.timed_out, 6 * 7)",
+    ]
+    notebook = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for c in cells])
+    nbclient.NotebookClient(notebook, timeout=120, kernel_name="python3").execute()
+    outputs = [cell.outputs for cell in notebook.cells]
+
+    demo = outputs[1]
+    assert demo[0]["output_type"] == "stream"
+    assert demo[0]["text"] == "child output\n"
+    html = demo[1]["data"]["text/html"]
+    assert "graphlab-explanation" in html
+    assert "A stream forked inside the capture was never joined back" in html
+    assert "The demonstration&#x27;s process died" in outputs[2][-1]["data"]["text/html"]
+    assert "The demonstration hung and was stopped" in outputs[3][-1]["data"]["text/html"]
+    assert outputs[4][0]["text"] == "unjoined-fork 7 True 42\n"
