@@ -10,9 +10,9 @@ invalidated", which is only ever a consequence of an earlier error).
 
 ``patterns`` are regular expressions searched (case-insensitively) in ``"Type: message"`` of the
 exception, with ``cuda_error`` appended for the emulator's :class:`~graphlab.errors.CaptureError`.
-``only_if`` patterns, when given, must also occur in the message or in the source lines of the
-traceback: that is how a host synchronisation is told apart from the other operations CUDA refuses
-with the same error.
+``only_if`` patterns, when given, must also occur in the message or in the traceback (its file
+names and source lines): that is how a host synchronisation, or one made by an optimizer, is told
+apart from the other operations CUDA refuses with the same error.
 """
 
 from __future__ import annotations
@@ -52,6 +52,29 @@ _HOST_SYNC = (
 )
 
 CATALOGUE: tuple[Failure, ...] = (
+    Failure(
+        key="optimizer-not-capturable",
+        title="optimizer.step() captured without capturable=True",
+        example=(
+            "RuntimeError: Attempting CUDA graph capture of step() for an instance of Adam but "
+            "param_groups' capturable is False."
+        ),
+        cause=(
+            "By default an optimizer keeps its step counter on the CPU. Captured, that CPU "
+            "value would be baked into the graph and never advance, so PyTorch refuses to capture "
+            "step() unless the optimizer keeps its state on the GPU."
+        ),
+        fix=(
+            "Create the optimizer with capturable=True (for example torch.optim.Adam(params, "
+            "lr=1e-3, capturable=True)), warm it up for a few steps on a side stream, then "
+            "capture forward, backward and step together."
+        ),
+        lesson="07_training",
+        # On a GPU PyTorch names the mistake; on the emulator, the optimizer's read of its
+        # step counter (inside torch/optim) is the host sync that fails the capture.
+        patterns=(r"graph capture of step\(\).*capturable is False", *_UNSUPPORTED, *_INVALIDATED),
+        only_if=(r"capturable is False", r"torch[/\\]optim[/\\]"),
+    ),
     Failure(
         key="host-sync-in-capture",
         title="The CPU waited for the GPU inside a capture",
@@ -192,26 +215,6 @@ CATALOGUE: tuple[Failure, ...] = (
         ),
         lesson="04_randomness",
         patterns=(r"CUDAGeneratorImpl::\w+ during CUDA graph capture",),
-    ),
-    Failure(
-        key="optimizer-not-capturable",
-        title="optimizer.step() captured without capturable=True",
-        example=(
-            "RuntimeError: Attempting CUDA graph capture of step() for an instance of Adam but "
-            "param_groups' capturable is False."
-        ),
-        cause=(
-            "By default an optimizer keeps its step counter on the CPU. Captured, that CPU "
-            "value would be baked into the graph and never advance, so PyTorch refuses to capture "
-            "step() unless the optimizer keeps its state on the GPU."
-        ),
-        fix=(
-            "Create the optimizer with capturable=True (for example torch.optim.Adam(params, "
-            "lr=1e-3, capturable=True)), warm it up for a few steps on a side stream, then "
-            "capture forward, backward and step together."
-        ),
-        lesson="07_training",
-        patterns=(r"graph capture of step\(\).*capturable is False",),
     ),
     Failure(
         key="empty-graph",

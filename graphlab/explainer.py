@@ -182,7 +182,10 @@ def _attach(exc: Exception) -> None:
 
 
 def _chain(failure) -> list[tuple[str, str]]:
-    """(text, source lines) for the failure and each exception it was raised from or during."""
+    """(text, traceback) for the failure and each exception it was raised from or during.
+
+    The traceback is one "file: source line" per frame.
+    """
     if isinstance(failure, str):
         return [(failure, "")]
     if isinstance(failure, warnings.WarningMessage):
@@ -196,7 +199,8 @@ def _chain(failure) -> list[tuple[str, str]]:
         cuda_error = getattr(exc, "cuda_error", None)
         if cuda_error:
             text += f" [{cuda_error}]"
-        source = "\n".join(frame.line or "" for frame in traceback.extract_tb(exc.__traceback__))
+        frames = traceback.extract_tb(exc.__traceback__)
+        source = "\n".join(f"{frame.filename}: {frame.line or ''}" for frame in frames)
         chain.append((text, source))
         exc = exc.__cause__ or exc.__context__
     return chain

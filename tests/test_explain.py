@@ -418,6 +418,24 @@ def test_emulator_swallowed_error_is_traced_back_to_its_cause():
     assert explain(failure).key == "host-sync-in-capture"
 
 
+def test_emulator_optimizer_step_without_capturable():
+    """On the emulator the optimizer's own read of its step counter fails the capture; the
+    explanation still points at capturable=True (on a GPU PyTorch says so itself: tests/gpu)."""
+    import torch
+
+    model = torch.nn.Linear(4, 1)
+    optimizer = torch.optim.Adam(model.parameters(), lr=1e-2)  # capturable=False
+    x = torch.ones(2, 4)
+    model(x).sum().backward()
+    optimizer.step()
+
+    def body(_):
+        model(x).sum().backward()
+        optimizer.step()
+
+    assert explain(_failing_capture(body)).key == "optimizer-not-capturable"
+
+
 def test_emulator_unjoined_fork():
     from graphlab import emulator as cuda
 
