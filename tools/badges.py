@@ -38,6 +38,7 @@ def write_atomically(notebook, path: Path) -> None:
     try:
         with os.fdopen(handle, "w", encoding="utf-8") as out:
             nbformat.write(notebook, out)
+        os.chmod(temp, 0o644)  # mkstemp creates 0600; a notebook is an ordinary readable file
         os.replace(temp, path)
     except BaseException:
         os.unlink(temp)

@@ -7,7 +7,8 @@ Run on the GPU machine to store real GPU outputs in the notebooks before committ
 
 Each notebook runs in a fresh kernel (the ``python3`` kernelspec: the Python running this script)
 with ``notebooks/`` as its working directory; the solutions are part of the notebooks, so every
-checker runs against them. A notebook that raises is reported and left unchanged on disk. Prints
+checker runs against them. Live widget state is not stored (each widget's static figure is). A
+notebook that raises is reported and left unchanged on disk. Prints
 each notebook's wall time; exits 1 if any failed.
 """
 
@@ -30,10 +31,14 @@ CELL_TIMEOUT_S = 600
 
 def execute(path: Path, meta: dict) -> bool:
     notebook = nbformat.read(path, as_version=4)
+    notebook.metadata.pop("widgets", None)  # state of an earlier run, if any
     client = nbclient.NotebookClient(
         notebook,
         timeout=CELL_TIMEOUT_S,
         kernel_name="python3",
+        # Widget state (the live figures' full data) would add megabytes per notebook; every
+        # graphlab widget also stores a static HTML figure in its output, which is kept.
+        store_widget_state=False,
         resources={"metadata": {"path": str(path.parent)}},
     )
     start = time.perf_counter()
