@@ -86,7 +86,14 @@ def isolated(fn, /, *args: Any, timeout: float | None = DEFAULT_TIMEOUT_S, **kwa
             "process cannot import: `pip install cloudpickle` (it sends such functions by value), "
             "or move the function into a module."
         )
-    payload = _pickler.dumps((fn, args, kwargs))
+    try:
+        payload = _pickler.dumps((fn, args, kwargs))
+    except Exception as exc:
+        raise GraphlabError(
+            f"cannot send {getattr(fn, '__name__', fn)!r} and its arguments to a child process "
+            f"({type(exc).__name__}: {exc}): pass plain data (numbers, strings, lists, tensors), "
+            "not open files, generators or locks"
+        ) from None
     ctx = multiprocessing.get_context("spawn")
     out_r, out_w = ctx.Pipe(duplex=False)
     err_r, err_w = ctx.Pipe(duplex=False)

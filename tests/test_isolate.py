@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from graphlab.errors import GraphlabError
 from graphlab.explainer import explain
 from graphlab.isolate import IsolatedFailure, demonstrate, isolated
 
@@ -150,6 +151,11 @@ def test_unpicklable_result_is_reported():
     with pytest.raises(IsolatedFailure) as info:
         isolated(return_a_lock)
     assert info.value.explanation.key == "result-not-picklable"
+
+
+def test_unpicklable_argument_is_refused_before_starting_a_child():
+    with pytest.raises(GraphlabError, match="cannot send 'add_and_talk'"):
+        isolated(add_and_talk, (i for i in range(3)), 1)
 
 
 def test_function_defined_in_a_notebook_is_sent_by_value():
