@@ -278,6 +278,16 @@ def test_truncated_file_is_reported_with_its_position(tmp_path):
         recording("chain_2_k8", tmp_path)
 
 
+@pytest.mark.parametrize(
+    "text, found",
+    [("[" * 100_000, "RecursionError"), ('{"schema": ' + "7" * 5000 + "}", "ValueError")],
+)
+def test_json_too_deep_or_too_long_for_python_is_a_recording_error(tmp_path, text, found):
+    (tmp_path / "chain_2_k8.json").write_text(text, encoding="utf-8")
+    with pytest.raises(RecordingError, match=f"is not a recording \\({found}: "):
+        recording("chain_2_k8", tmp_path)
+
+
 def test_a_pickle_is_never_unpickled(tmp_path):
     (tmp_path / "chain_2_k8.json").write_bytes(pickle.dumps(fixture_recording()))
     with pytest.raises(RecordingError, match="never unpickles"):

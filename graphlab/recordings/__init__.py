@@ -260,6 +260,13 @@ def _load(path: Path) -> Recording:
             f"{path} is not valid JSON (truncated or damaged at line {exc.lineno}, column "
             f"{exc.colno}); restore it from git or re-record it with `graphlab record`"
         ) from None
+    except (ValueError, RecursionError) as exc:
+        # JSON that parses in principle but not in practice: nesting too deep for the parser,
+        # or an integer too long for Python to convert.
+        raise RecordingError(
+            f"{path} is not a recording ({type(exc).__name__}: {str(exc)[:120]}); restore it "
+            "from git or re-record it with `graphlab record`"
+        ) from None
     rec = Recording(data, path)
     if rec.name != path.stem:
         raise RecordingError(
