@@ -180,9 +180,6 @@ def test_python_branches_and_side_effects_happen_at_capture_only():
 # 7. host synchronization -----------------------------------------------------------------------
 HOST_CASES = {
     "item": lambda x: x.sum().item(),
-    "tolist": lambda x: x.tolist(),
-    "cpu": lambda x: x.cpu(),
-    "numpy": lambda x: x.numpy(),
     "print": lambda x: print(x),
     "f-string of a scalar": lambda x: f"{x.sum():.2f}",
     "if": lambda x: bool(x.sum() > 0),
@@ -216,6 +213,28 @@ def test_host_sync_inside_capture_fails_like_cuda_and_the_process_recovers(body)
     g.replay()
     assert y.tolist() == [0.0, 3.0, 4.0]
     assert x.tolist() == [-1.0, 2.0, 3.0]
+
+
+COPY_CASES = {
+    "tolist": lambda y: y.tolist(),
+    "cpu": lambda y: y.cpu(),
+    "numpy": lambda y: y.numpy(),
+}
+
+
+@pytest.mark.parametrize("copy_out", COPY_CASES.values(), ids=COPY_CASES.keys())
+def test_copy_to_host_memory_is_refused_by_torch_and_the_capture_ends_normally(copy_out):
+    x = torch.tensor([1.0, 2.0])
+    g = cuda.CUDAGraph()
+    refused = pytest.raises(CaptureError, match="Cannot copy between CPU and CUDA tensors")
+    with refused as info, cuda.graph(g):
+        y = x + 1
+        copy_out(y)
+        y.mul_(10)  # never reached
+    assert info.value.cuda_error is None and info.value.__context__ is None
+    assert cuda.current_stream() == cuda.default_stream()
+    g.replay()  # the graph holds what was captured before the refused copy
+    assert y.tolist() == [2.0, 3.0]
 
 
 def test_mask_assign_of_one_value_is_captured_like_masked_fill():

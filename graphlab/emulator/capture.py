@@ -24,11 +24,12 @@ from torch.utils._pytree import tree_leaves
 from . import state
 from .differences import warn_once
 from .host_sync import (
+    COPY,
     INVALIDATED,
-    READ,
     UNJOINED,
     UNSUPPORTED,
     capture_error,
+    copy_refusal,
     host_method,
     op_problem,
 )
@@ -193,8 +194,11 @@ class _HostGuard(TorchFunctionMode):
         self.capture = capture
 
     def __torch_function__(self, func, types, args=(), kwargs=None):
-        what = host_method(func)
-        if what is not None and state.current in self.capture.streams:
+        found = host_method(func)
+        if found is not None and state.current in self.capture.streams:
             warn_once("host_tensors")
-            raise self.capture.fail(what, READ)
+            what, reason = found
+            if reason is COPY:  # refused by torch before CUDA sees it: the capture goes on
+                raise copy_refusal(what)
+            raise self.capture.fail(what, reason)
         return func(*args, **(kwargs or {}))

@@ -9,8 +9,11 @@ with ``torch.cuda.graph(...)`` that second error is the one the ``with`` block r
 
 Three families of operations need the host:
 
-- reading a value (``.item()``, ``.tolist()``, ``.cpu()``, ``.numpy()``, ``print(t)``,
-  ``if t:``, ``float(t)``): a copy to host memory and a wait;
+- reading a value (``.item()``, ``print(t)``, ``if t:``, ``float(t)``): a copy to host memory
+  and a wait. Copies of whole tensors to pageable host memory (``.cpu()``, ``.tolist()``,
+  ``.numpy()``) are refused by torch itself before CUDA sees them ("Cannot copy between CPU and
+  CUDA tensors during CUDA graph capture unless the CPU tensor is pinned"): that error does *not*
+  invalidate the capture, which then ends normally with whatever was captured before it;
 - synchronizing (``torch.cuda.synchronize()``, ``Stream/Event.synchronize()``, ``query()``);
 - operations whose output *shape* depends on the data (``nonzero``, ``unique``, ``x[mask]``,
   ``masked_select``, ...): the size must be read back before the output can be allocated.
@@ -23,6 +26,7 @@ import torch
 from ..errors import CaptureError
 
 __all__ = [
+    "COPY",
     "CUDA_MESSAGES",
     "DYNAMIC",
     "INVALIDATED",
@@ -31,6 +35,7 @@ __all__ = [
     "UNJOINED",
     "UNSUPPORTED",
     "capture_error",
+    "copy_refusal",
     "host_method",
     "op_problem",
 ]
@@ -43,7 +48,8 @@ UNJOINED = "cudaErrorStreamCaptureUnjoined"
 CUDA_MESSAGES = {
     UNSUPPORTED: "operation not permitted when stream is capturing",
     INVALIDATED: "operation failed due to a previous error during capture",
-    UNJOINED: "capture sequence contains a fork that was not joined to the primary stream",
+    UNJOINED: "capturing stream has unjoined work",  # CUDA 13's text; older: "capture sequence
+    # contains a fork that was not joined to the primary stream"
 }
 
 READ = (
@@ -51,6 +57,18 @@ READ = (
     "(capture only records it), so there is nothing to read yet.",
     "read results after replay() and a synchronize(), outside the capture; keep host reads, "
     "prints and `if tensor:` tests out of the captured region.",
+)
+# torch's own refusal of a copy to pageable host memory (seen on the H200, torch 2.11).
+PAGEABLE_COPY = (
+    "Cannot copy between CPU and CUDA tensors during CUDA graph capture unless the CPU tensor is "
+    "pinned. Please use tensor.pin_memory() or allocate the tensor with pin_memory=True."
+)
+COPY = (
+    "copies a tensor from the GPU into pageable host memory, which torch refuses during capture "
+    "(the capture itself goes on, and ends with the work captured before this line).",
+    "read results after replay() and a synchronize(), outside the capture; or, to capture the "
+    "copy itself, copy into a pinned buffer made beforehand: "
+    "`host = torch.empty(shape, pin_memory=True)` then `host.copy_(y, non_blocking=True)`.",
 )
 SYNC = (
     "waits for the GPU, but captured work does not run during capture, so the wait could "
@@ -83,18 +101,20 @@ _MASKED_INDEX = {
 }
 
 _T = torch.Tensor
-_METHODS = {
-    _T.item: ".item()",
+_COPIES = {
     _T.tolist: ".tolist()",
     _T.cpu: ".cpu()",
     _T.numpy: ".numpy()",
+    _T.__array__: "numpy.asarray(tensor)",
+}
+_METHODS = {
+    _T.item: ".item()",
     _T.__repr__: "printing a tensor",
     _T.__format__: "formatting a tensor",
     _T.__bool__: "`if tensor:` / bool(tensor)",
     _T.__float__: "float(tensor)",
     _T.__int__: "int(tensor)",
     _T.__index__: "using a tensor as an index",
-    _T.__array__: "numpy.asarray(tensor)",
 }
 
 
@@ -127,9 +147,19 @@ def _has_mask(indices) -> bool:
     )
 
 
-def host_method(func) -> str | None:
-    """The name of Tensor method ``func`` if it reads a value on the host, else None."""
-    return _METHODS.get(func)
+def host_method(func) -> tuple[str, tuple[str, str]] | None:
+    """``(what, (why, fix))`` if Tensor method ``func`` reads values on the host, else None."""
+    if func in _COPIES:
+        return _COPIES[func], COPY
+    if func in _METHODS:
+        return _METHODS[func], READ
+    return None
+
+
+def copy_refusal(what: str) -> CaptureError:
+    """torch's refusal of a copy to pageable host memory during capture (no CUDA error)."""
+    why, fix = COPY
+    return CaptureError(f"{PAGEABLE_COPY} [{what} {why} Fix: {fix} CPU emulator.]")
 
 
 def capture_error(cuda_error: str, detail: str) -> CaptureError:

@@ -20,18 +20,30 @@ import io
 import torch
 import torch.nn.functional as F
 
-__all__ = ["CUDA_ERROR_MESSAGES", "SCENARIOS", "cuda_error_name", "run_all"]
+__all__ = [
+    "CUDA_ERROR_MESSAGES",
+    "SCENARIOS",
+    "cuda_error_in_text",
+    "cuda_error_name",
+    "run_all",
+]
 
 # The CUDA runtime's description of each capture error (what torch prints after "CUDA error: ").
+# CUDA 13 reworded some: both wordings are listed, the one seen on the H200 first.
 CUDA_ERROR_MESSAGES = {
-    "cudaErrorStreamCaptureUnsupported": "operation not permitted when stream is capturing",
-    "cudaErrorStreamCaptureInvalidated": "operation failed due to a previous error during capture",
-    "cudaErrorStreamCaptureMerge": "operation would result in a merge of separate capture",
-    "cudaErrorStreamCaptureUnmatched": "capture was not initiated in this stream",
-    "cudaErrorStreamCaptureUnjoined": "capture sequence contains a fork that was not joined",
-    "cudaErrorStreamCaptureIsolation": "dependency created on uncaptured work in another stream",
-    "cudaErrorStreamCaptureImplicit": "would make the legacy stream depend on a capturing",
-    "cudaErrorCapturedEvent": "operation not permitted on an event last recorded in a capturing",
+    "cudaErrorStreamCaptureUnsupported": ("operation not permitted when stream is capturing",),
+    "cudaErrorStreamCaptureInvalidated": (
+        "operation failed due to a previous error during capture",
+    ),
+    "cudaErrorStreamCaptureMerge": ("operation would result in a merge of separate capture",),
+    "cudaErrorStreamCaptureUnmatched": ("capture was not initiated in this stream",),
+    "cudaErrorStreamCaptureUnjoined": (
+        "capturing stream has unjoined work",
+        "capture sequence contains a fork that was not joined",
+    ),
+    "cudaErrorStreamCaptureIsolation": ("dependency created on uncaptured work in another stream",),
+    "cudaErrorStreamCaptureImplicit": ("would make the legacy stream depend on a capturing",),
+    "cudaErrorCapturedEvent": ("operation not permitted on an event last recorded in a capturing",),
 }
 
 
@@ -42,9 +54,13 @@ def cuda_error_name(exc: BaseException | None) -> str | None:
     named = getattr(exc, "cuda_error", None)
     if named:
         return named
-    text = str(exc)
-    for name, message in CUDA_ERROR_MESSAGES.items():
-        if message in text:
+    return cuda_error_in_text(str(exc))
+
+
+def cuda_error_in_text(text: str) -> str | None:
+    """The CUDA error whose runtime description appears in ``text``, if any."""
+    for name, messages in CUDA_ERROR_MESSAGES.items():
+        if any(message in text for message in messages):
             return name
     return None
 
