@@ -7,6 +7,7 @@ arithmetic; the calibrated file is replaced by a path that does not exist, or by
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -168,3 +169,19 @@ def test_unwritable_trace_path_is_a_clear_error(capsys, tmp_path):
     code, out, err = run(capsys, "--kernels", "2", "--kernel-us", "1", *HAND, "--trace", str(trace))
     assert code == 2 and out == ""
     assert "could not write the trace" in err
+
+
+def test_default_parameters_are_the_bundled_calibration(capsys, monkeypatch):
+    bundled = Path(simulator_params.__file__).with_name("calibrated_h200.json")
+    monkeypatch.setattr(simulator_params, "CALIBRATED_PATH", bundled)
+    code, out, _ = run(capsys, "--kernels", "4", "--kernel-us", "1", "--json")
+    assert code == 0
+    result = json.loads(out)
+    stored = json.loads(bundled.read_text())
+    assert result["params"] == stored["params"]
+    assert result["calibration"]["gpu"] == "NVIDIA H200"
+    # Host-bound (8 µs launches, 1 µs kernels): 4 launches, the latency, the last kernel and the
+    # sync's own cost, each rounded to the nanosecond as the simulator does.
+    ns = {k: round(v * 1000) for k, v in stored["params"].items() if v is not None}
+    expected = 4 * ns["host_us"] + ns["launch_latency_us"] + 1000 + ns["sync_us"]
+    assert result["eager"]["total_us"] == expected / 1000

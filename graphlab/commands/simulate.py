@@ -26,9 +26,10 @@ _PARAM_FLAGS = {
     "node_gap_us": "device gap between dependent nodes of a replay",
     "sync_us": "host time a synchronize takes once the GPU is done",
     "kernel_gap_us": "device gap between queued eager kernels on a stream",
+    "replay_gap_us": "extra device gap before a replay queued behind earlier work",
 }
 # Without a calibrated file these may be left out (SimParams's default applies).
-_OPTIONAL = {"kernel_gap_us": "0"}
+_OPTIONAL = {"kernel_gap_us": "0", "replay_gap_us": "0"}
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

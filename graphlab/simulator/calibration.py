@@ -6,32 +6,45 @@ three tensor sizes). Each holds timings measured without the profiler (``eager_u
 calls, started on an idle GPU) and a profiled timeline of each mode. Output: a
 :class:`~graphlab.simulator.params.SimParams` and the provenance of every number.
 
-How each number is found (every step is a median, so one odd recording cannot drag it):
+Device gaps are measured in the profiled timelines (the profiler slows the host, far less the
+GPU); host costs are fitted to the unprofiled timings. How each number is found:
 
 - **kernel durations**: not parameters. Each recording is simulated with the median kernel
-  duration of its own profiled timeline (the profiler slows the host, not the kernels).
-- **node_gap_us**: measured directly: in the profiled replays, the time from one kernel's end to
-  the next kernel's start within the same replay; the median over every chain recording.
-- **launch_latency_us**: measured directly: in the profiled eager runs, launch-call end to kernel
-  start, for kernels that found the GPU idle (nothing but the latency delayed them).
-- **sync_us**: measured directly: how long each synchronize call in the profiled timelines took
-  beyond waiting for the GPU (from the later of its start and the GPU's last kernel end).
-- **host_us**: from the *unprofiled* eager timings. The model gives an event-timed loop of R
-  iterations of an N-kernel chain with kernels of d µs a time per iteration of
-  ``max(N*R*h + d, h + N*R*d) / R``. Where the loop is host-bound (the first term wins), that
-  solves to ``h = (eager_us * R - d) / (N * R)``; each host-bound recording gives one such h and
-  the fit is their median. GPU-bound recordings say nothing about h and are left out.
-- **graph_launch_us**: the same for replays. R replays of the N-node chain with node gap g give
-  ``max(R*G + N*(d+g) - g, G + R*N*(d+g) - g) / R``; host-bound recordings solve to
-  ``G = (replay_us * R - N*(d+g) + g) / R``; the fit is their median. If no recording's replays
-  are host-bound, G cannot be told from the timings: the fit then uses the median duration of the
-  profiled ``cudaGraphLaunch`` calls, and the provenance says so.
-- **capture**: least-squares line ``capture_us = base + N * per_kernel`` through the measured
-  capture times (numpy.polyfit, degree 1).
+  duration of its own profiled *eager* timeline, in both modes. (The same kernels read about
+  0.1 µs longer in profiled replays; the unprofiled replay timings do not show that.)
+- **node_gap_us**: median, over every chain recording, of the time from one kernel's end to the
+  next kernel's start within the same profiled replay.
+- **kernel_gap_us**: the same for eager kernels that were already queued (launched before the
+  previous kernel ended), in the profiled eager timelines.
+- **launch_latency_us**: median launch-call end to kernel start, for eager launches that found
+  their stream idle (the previous kernel had ended before the call returned).
+- **sync_us**: median time a synchronize call in the profiled timelines took beyond waiting for
+  the GPU (from the later of its start and the GPU's last kernel end, to its return).
+- **host-bound or not**: a loop counts as host-bound when its measured time exceeds the GPU
+  work its timelines show by more than ``HOST_BOUND_MARGIN`` (10%). Only host-bound loops can
+  show a host cost; closer than that, the GPU may be what sets the pace.
+- **host_us**: for each host-bound eager loop (R iterations of N kernels of d µs, event-timed),
+  the host cost h_r at which the *simulated* loop takes the measured time, found by bisection
+  (about ``(eager_us*R - d) / (N*R)``). The fit is the h with the least squared relative error
+  over those loops, ``h/h_r - 1``: ``h = sum(1/h_r) / sum(1/h_r**2)``.
+- **graph_launch_us**: every recorded replay loop is GPU-bound (a replay costs the host less
+  than the GPU), so those timings cannot show G. The end-to-end replay loop can: per iteration
+  it copies the input in, replays and clones the output, about ``2*h + G`` of host time. For
+  each host-bound one, the G at which the simulated loop (with the fitted h) takes the measured
+  time; the fit is their median. It assumes the copy and the clone cost the host one eager op
+  each, like ``x + 1.0``.
+- **replay_gap_us**: the replay loops' measured times are a little longer than their nodes and
+  node gaps, by a roughly fixed amount per replay. Each simulated loop is ``A + c*X`` in the
+  replay gap X (A and c from simulating with X = 0 and 1 µs); the fit is the least-squares X for
+  the relative error, ``sum(c*(P - A)/P**2) / sum(c**2/P**2)`` (P measured).
+- **capture**: a line ``capture_us = base + N * per_kernel`` through the measured capture times,
+  fitted robustly (Theil-Sen: the slope is the median of the slopes between every two recordings
+  with different N, the base the median of ``capture_us - slope * N``), because the first
+  capture in a process also pays one-off initialisation.
 
-The check (:func:`check`) simulates every recording's timed loop with the fitted parameters,
+The check (:func:`check`) simulates every recording's timed loops with the fitted parameters,
 through the simulator itself rather than the formulas above, and reports measured vs simulated
-per-iteration times and the relative error.
+per-iteration times (eager, replay, and the end-to-end replay loop) and the relative errors.
 
 Run ``python -m graphlab.simulator.calibration`` to print the fit and the table from the bundled
 recordings; add ``--write`` to store the parameters in ``calibrated_h200.json``.
@@ -57,26 +70,35 @@ from .params import CALIBRATED_PATH, SimParams
 from .workloads import chain, eager, graph
 
 __all__ = [
+    "HOST_BOUND_MARGIN",
     "SCHEMA",
     "ChainObservation",
     "CheckRow",
     "Fit",
     "check",
+    "end_to_end_replay_us",
     "fit",
     "format_table",
     "idle_launch_latencies",
     "node_gaps",
     "observe",
+    "queued_gaps",
     "sync_costs",
     "timed_loop_us",
 ]
 
 SCHEMA = "graphlab.simulator.calibration/1"
 
+# How far a loop's measured time must exceed its GPU work to count as host-bound.
+HOST_BOUND_MARGIN = 1.1
+
 
 @dataclass(frozen=True)
 class ChainObservation:
-    """What one chain recording says, reduced to what the fit and the check need (µs)."""
+    """What one chain recording says, reduced to what the fit and the check need.
+
+    Timings in µs; samples from the profiled timelines in ns.
+    """
 
     name: str
     kernels: int
@@ -84,13 +106,13 @@ class ChainObservation:
     iterations: int
     eager_us: float
     replay_us: float
+    replay_end_to_end_us: float
     capture_us: float
-    eager_kernel_us: float
-    graph_kernel_us: float
+    kernel_us: float
     node_gaps_ns: np.ndarray
+    queued_gaps_ns: np.ndarray
     launch_latencies_ns: np.ndarray
     sync_costs_ns: np.ndarray
-    graph_launch_calls_ns: np.ndarray
     meta: dict
 
 
@@ -108,25 +130,31 @@ def node_gaps(t) -> np.ndarray:
     return (start[1:] - end[:-1])[same]
 
 
-def idle_launch_latencies(t) -> np.ndarray:
-    """Launch-call end to kernel start (ns), for work that found its stream idle.
-
-    Only the first kernel of each launch counts (for a replay, its first node), and only when
-    the stream had finished its previous kernel: then nothing but the latency delayed it.
-    """
+def _eager_kernels(t):
+    """Eager kernels in start order with, for each, its launch call's end (-1 if not found),
+    and whether it found its stream idle (its launch ended after the previous kernel ended)."""
     start, end, corr, stream = _kernels(t)
     order = np.lexsort((start, stream))
     start, end, corr, stream = start[order], end[order], corr[order], stream[order]
-    first_on_stream = np.r_[True, stream[1:] != stream[:-1]]
-    found_idle = first_on_stream | np.r_[True, start[1:] > end[:-1]]
-    _, first_of_launch = np.unique(corr, return_index=True)
-    picked = np.zeros(len(start), dtype=bool)
-    picked[first_of_launch] = True
-    picked &= found_idle & (corr >= 0)
     launch = (t.kind == "launch") & (t.correlation >= 0)
-    launch_end = dict(zip(t.correlation[launch].tolist(), t.end_ns[launch].tolist(), strict=True))
-    pairs = zip(start[picked].tolist(), corr[picked].tolist(), strict=True)
-    return np.asarray([s - launch_end[c] for s, c in pairs if c in launch_end], dtype=np.int64)
+    ends = dict(zip(t.correlation[launch].tolist(), t.end_ns[launch].tolist(), strict=True))
+    launch_end = np.array([ends.get(c, -1) for c in corr.tolist()], dtype=np.int64)
+    first_on_stream = np.r_[True, stream[1:] != stream[:-1]]
+    previous_end = np.r_[np.iinfo(np.int64).min, end[:-1]]
+    idle = first_on_stream | (launch_end >= previous_end)
+    return start, previous_end, launch_end, idle & (launch_end >= 0), ~idle & ~first_on_stream
+
+
+def idle_launch_latencies(t) -> np.ndarray:
+    """Launch-call end to kernel start (ns), for eager kernels that found their stream idle."""
+    start, _, launch_end, idle, _ = _eager_kernels(t)
+    return (start - launch_end)[idle]
+
+
+def queued_gaps(t) -> np.ndarray:
+    """Previous kernel's end to kernel start (ns), for eager kernels that were already queued."""
+    start, previous_end, _, _, queued = _eager_kernels(t)
+    return (start - previous_end)[queued]
 
 
 def sync_costs(t) -> np.ndarray:
@@ -148,7 +176,6 @@ def observe(recording) -> ChainObservation:
         raise SimulatorError(f"recording {recording.name!r} is not a chain recording")
     eager_t, graph_t = recording.timeline("eager"), recording.timeline("graph")
     timings = recording.timings
-    graph_calls = (graph_t.kind == "launch") & (graph_t.name == "cudaGraphLaunch")
     return ChainObservation(
         name=recording.name,
         kernels=int(recording.experiment["kernels"]),
@@ -156,13 +183,13 @@ def observe(recording) -> ChainObservation:
         iterations=int(timings["iterations"]),
         eager_us=float(timings["eager_us"]),
         replay_us=float(timings["replay_us"]),
+        replay_end_to_end_us=float(timings["replay_end_to_end_us"]),
         capture_us=float(timings["capture_us"]),
-        eager_kernel_us=float(np.median(eager_t.dur_ns[eager_t.kind == "kernel"])) / 1000,
-        graph_kernel_us=float(np.median(graph_t.dur_ns[graph_t.kind == "kernel"])) / 1000,
+        kernel_us=float(np.median(eager_t.dur_ns[eager_t.kind == "kernel"])) / 1000,
         node_gaps_ns=node_gaps(graph_t),
+        queued_gaps_ns=queued_gaps(eager_t),
         launch_latencies_ns=idle_launch_latencies(eager_t),
         sync_costs_ns=np.r_[sync_costs(eager_t), sync_costs(graph_t)],
-        graph_launch_calls_ns=graph_t.dur_ns[graph_calls],
         meta=dict(recording.meta),
     )
 
@@ -175,10 +202,29 @@ def timed_loop_us(mode: str, kernels: int, kernel_us: float, params: SimParams, 
     the end event passes once the loop's last kernel has finished.
     """
     step = chain(kernels, kernel_us)
-    build = eager if mode == "eager" else graph
-    program = build(step, params, **{"iterations" if mode == "eager" else "replays": iterations})
+    if mode == "eager":
+        program = eager(step, params, iterations=iterations)
+    else:
+        program = graph(step, params, replays=iterations)
     s = schedule(program)
     return (int(s.item_end_ns.max()) - program.launch_latency_ns) / 1000 / iterations
+
+
+def end_to_end_replay_us(kernels: int, kernel_us: float, params: SimParams, iterations: int):
+    """Simulated host-clock time per iteration of the end-to-end replay loop.
+
+    Mirrors ``graphlab.compare``'s end-to-end replay: from an idle GPU, each iteration copies a
+    new input into the static buffer, replays and clones the output (the copies are kernels as
+    long as one chain kernel: same size, one read and one write); then a synchronize.
+    """
+    program = graph(
+        chain(kernels, kernel_us),
+        params,
+        replays=iterations,
+        copy_in_us=[kernel_us],
+        copy_out_us=[kernel_us],
+    )
+    return schedule(program).end_ns / 1000 / iterations
 
 
 @dataclass(frozen=True)
@@ -197,77 +243,136 @@ def _median_us(values_ns: Iterable[np.ndarray], what: str) -> float:
     return float(np.median(values)) / 1000
 
 
+def _theil_sen(x: np.ndarray, y: np.ndarray) -> tuple[float, float]:
+    """Robust line ``y = base + slope * x``: median pairwise slope, then median intercept."""
+    i, j = np.triu_indices(len(x), k=1)
+    different = x[i] != x[j]
+    slope = float(np.median((y[j] - y[i])[different] / (x[j] - x[i])[different]))
+    return float(np.median(y - slope * x)), slope
+
+
+def _solve(simulated, target_us: float) -> float:
+    """The least x >= 0 (µs) at which ``simulated(x)`` (non-decreasing) reaches ``target_us``.
+
+    Bisection down to the nanosecond the simulator works in; 0 if even x = 0 simulates longer.
+    """
+    if simulated(0.0) >= target_us:
+        return 0.0
+    low, high = 0, int(np.ceil(target_us * 1000))  # whole nanoseconds
+    while simulated(high / 1000) < target_us:
+        high *= 2
+    while high - low > 1:
+        middle = (low + high) // 2
+        if simulated(middle / 1000) < target_us:
+            low = middle
+        else:
+            high = middle
+    return high / 1000
+
+
+def _fit_replay_gap(observations: Sequence[ChainObservation], params: SimParams) -> float:
+    """The replay gap X minimising the squared relative errors of the simulated replay loops.
+
+    Each loop's simulated time is ``A + c*X`` (A: simulated with X = 0; c: its change for
+    X = 1 µs, about (R-1)/R when the loop is GPU-bound, 0 when the host sets the pace), so the
+    least-squares X is ``sum(c*(P - A)/P^2) / sum(c^2/P^2)`` with P the measured time.
+    """
+    numerator = denominator = 0.0
+    for o in observations:
+        args = (o.kernels, o.kernel_us)
+        a = timed_loop_us("graph", *args, params, o.iterations)
+        c = timed_loop_us("graph", *args, params.replace(replay_gap_us=1.0), o.iterations) - a
+        numerator += c * (o.replay_us - a) / o.replay_us**2
+        denominator += c * c / o.replay_us**2
+    return max(numerator / denominator, 0.0) if denominator else 0.0
+
+
 def fit(observations: Sequence[ChainObservation]) -> Fit:
     """Fit the parameters to chain observations (see the module docstring for each step)."""
     if not observations:
         raise SimulatorError(
             "no chain recordings to calibrate from: record them on a GPU with `graphlab record`"
         )
-    gap = _median_us((o.node_gaps_ns for o in observations), "in-replay node gaps")
+    node_gap = _median_us((o.node_gaps_ns for o in observations), "in-replay node gaps")
+    kernel_gap = _median_us((o.queued_gaps_ns for o in observations), "queued eager kernel gaps")
     latency = _median_us((o.launch_latencies_ns for o in observations), "launch latency")
     sync = _median_us((o.sync_costs_ns for o in observations), "synchronize calls")
 
+    from_timelines = SimParams(
+        host_us=0.0,
+        launch_latency_us=max(latency, 0.0),
+        graph_launch_us=0.0,
+        node_gap_us=max(node_gap, 0.0),
+        sync_us=max(sync, 0.0),
+        kernel_gap_us=max(kernel_gap, 0.0),
+    )
+    # A loop counts as host-bound only when its measured time clearly exceeds the GPU work the
+    # timelines show; closer than HOST_BOUND_MARGIN, the GPU may be what sets its pace.
     hosts = {}
     for o in observations:
-        n, r, d = o.kernels, o.iterations, o.eager_kernel_us
-        h = (o.eager_us * r - d) / (n * r)
-        if h > d:  # host-bound: the solution is consistent with the branch it came from
-            hosts[o.name] = h
+        if o.eager_us > HOST_BOUND_MARGIN * o.kernels * (o.kernel_us + kernel_gap):
+            hosts[o.name] = _solve(
+                lambda h, o=o: timed_loop_us(
+                    "eager", o.kernels, o.kernel_us, from_timelines.replace(host_us=h), o.iterations
+                ),
+                o.eager_us,
+            )
     if not hosts:
         raise SimulatorError("no recording's eager loop is host-bound: cannot fit host_us")
-    host = float(np.median(list(hosts.values())))
+    inverse = 1 / np.array(list(hosts.values()))
+    host = float(inverse.sum() / (inverse**2).sum())
 
     launches = {}
     for o in observations:
-        n, r, busy = o.kernels, o.iterations, o.kernels * (o.graph_kernel_us + gap)
-        g = (o.replay_us * r - busy + gap) / r
-        if g > busy:
-            launches[o.name] = g
-    if launches:
-        graph_launch = float(np.median(list(launches.values())))
-        graph_method = (
-            "median over recordings with host-bound replays of "
-            "(replay_us*R - N*(d+g) + g)/R: " + ", ".join(sorted(launches))
+        gpu_work = o.replay_us + 2 * (o.kernel_us + kernel_gap)
+        if o.replay_end_to_end_us > HOST_BOUND_MARGIN * gpu_work:
+            launches[o.name] = _solve(
+                lambda g, o=o: end_to_end_replay_us(
+                    o.kernels,
+                    o.kernel_us,
+                    from_timelines.replace(host_us=host, graph_launch_us=g),
+                    o.iterations,
+                ),
+                o.replay_end_to_end_us,
+            )
+    if not launches:
+        raise SimulatorError(
+            "no recording's end-to-end replay loop is host-bound: cannot fit graph_launch_us"
         )
-    else:
-        graph_launch = _median_us((o.graph_launch_calls_ns for o in observations), "launches")
-        graph_method = (
-            "no recording's replays are host-bound, so the timings cannot show it: median "
-            "duration of the profiled cudaGraphLaunch calls (an estimate, not a fit)"
-        )
+    params = from_timelines.replace(
+        host_us=host, graph_launch_us=float(np.median(list(launches.values())))
+    )
+    replay_gap = _fit_replay_gap(observations, params)
 
     kernels = np.array([o.kernels for o in observations], dtype=np.float64)
-    captures = np.array([o.capture_us for o in observations], dtype=np.float64)
+    capture = {}
     if len(set(kernels.tolist())) >= 2:
-        per_kernel, base = np.polyfit(kernels, captures, 1)
-        capture = {
-            "capture_base_us": max(float(base), 0.0),
-            "capture_per_kernel_us": max(float(per_kernel), 0.0),
-        }
-    else:
-        capture = {}
-    params = SimParams(
-        host_us=host,
-        launch_latency_us=max(latency, 0.0),
-        graph_launch_us=graph_launch,
-        node_gap_us=max(gap, 0.0),
-        sync_us=max(sync, 0.0),
-        **capture,
-    )
+        captures = np.array([o.capture_us for o in observations], dtype=np.float64)
+        base, per_kernel = _theil_sen(kernels, captures)
+        capture = {"capture_base_us": max(base, 0.0), "capture_per_kernel_us": max(per_kernel, 0.0)}
+    params = params.replace(replay_gap_us=replay_gap, **capture)
     method = {
-        "host_us": "median over host-bound eager recordings of (eager_us*R - d)/(N*R): "
-        + ", ".join(sorted(hosts)),
-        "graph_launch_us": graph_method,
-        "node_gap_us": "median in-replay gap (kernel end to next kernel start) in the profiled "
-        "graph timelines",
-        "launch_latency_us": "median launch-call end to kernel start, for kernels that found "
-        "the GPU idle, in the profiled eager timelines",
-        "sync_us": "median time a synchronize call took beyond waiting for the GPU (from the later "
-        "of its start and the GPU's last kernel end, to its return), in the profiled timelines",
-        "capture": "least-squares line capture_us = base + N*per_kernel over the measured "
-        "capture times (negative coefficients clipped to 0)",
+        "host_us": "least squares of the relative error over the host-bound eager loops, "
+        "h = sum(1/h_r)/sum(1/h_r^2), h_r the host cost at which the simulated loop takes the "
+        "measured time: " + ", ".join(sorted(hosts)),
+        "graph_launch_us": "median over the host-bound end-to-end replay loops of the graph "
+        "launch cost at which the simulated loop takes the measured time: "
+        + ", ".join(sorted(launches)),
+        "node_gap_us": "median in-replay gap (kernel end to next kernel start), profiled replays",
+        "kernel_gap_us": "median gap before eager kernels that were already queued, profiled "
+        "eager timelines",
+        "replay_gap_us": "least squares of the relative error of the simulated replay loops "
+        "(the replay gap enters them linearly; slope from simulating with 0 and 1 µs)",
+        "host-bound": f"a loop counts as host-bound when its measured time exceeds "
+        f"{HOST_BOUND_MARGIN:g} x the GPU work its timelines show",
+        "launch_latency_us": "median launch-call end to kernel start for eager launches that "
+        "found their stream idle, profiled eager timelines",
+        "sync_us": "median time a synchronize call took beyond waiting for the GPU, profiled "
+        "timelines",
+        "capture": "Theil-Sen line capture_us = base + N*per_kernel over the measured capture "
+        "times (negative coefficients clipped to 0)",
         "kernel durations": "each recording simulated with the median kernel duration of its own "
-        "profiled timeline",
+        "profiled eager timeline, in both modes",
     }
     samples = {
         "host_us": [hosts[k] for k in sorted(hosts)],
@@ -287,6 +392,8 @@ class CheckRow:
     eager_simulated_us: float
     replay_measured_us: float
     replay_simulated_us: float
+    end_to_end_measured_us: float
+    end_to_end_simulated_us: float
 
     @property
     def eager_error(self) -> float:
@@ -296,42 +403,54 @@ class CheckRow:
     def replay_error(self) -> float:
         return self.replay_simulated_us / self.replay_measured_us - 1
 
+    @property
+    def end_to_end_error(self) -> float:
+        return self.end_to_end_simulated_us / self.end_to_end_measured_us - 1
+
     def to_dict(self) -> dict[str, Any]:
-        return {**asdict(self), "eager_error": self.eager_error, "replay_error": self.replay_error}
+        return {
+            **asdict(self),
+            "eager_error": self.eager_error,
+            "replay_error": self.replay_error,
+            "end_to_end_error": self.end_to_end_error,
+        }
 
 
 def check(observations: Sequence[ChainObservation], params: SimParams) -> list[CheckRow]:
     """Simulate every recording's timed loops with ``params``; compare with the measurements."""
-    return [
-        CheckRow(
-            name=o.name,
-            kernels=o.kernels,
-            numel=o.numel,
-            eager_measured_us=o.eager_us,
-            eager_simulated_us=timed_loop_us(
-                "eager", o.kernels, o.eager_kernel_us, params, o.iterations
-            ),
-            replay_measured_us=o.replay_us,
-            replay_simulated_us=timed_loop_us(
-                "graph", o.kernels, o.graph_kernel_us, params, o.iterations
-            ),
+    rows = []
+    for o in observations:
+        n, d, r = o.kernels, o.kernel_us, o.iterations
+        rows.append(
+            CheckRow(
+                name=o.name,
+                kernels=n,
+                numel=o.numel,
+                eager_measured_us=o.eager_us,
+                eager_simulated_us=timed_loop_us("eager", n, d, params, r),
+                replay_measured_us=o.replay_us,
+                replay_simulated_us=timed_loop_us("graph", n, d, params, r),
+                end_to_end_measured_us=o.replay_end_to_end_us,
+                end_to_end_simulated_us=end_to_end_replay_us(n, d, params, r),
+            )
         )
-        for o in observations
-    ]
+    return rows
 
 
 def format_table(rows: Sequence[CheckRow]) -> str:
     """The check as a Markdown table: per recording, measured vs simulated, and the error."""
     lines = [
-        "| recording | N | elements | eager measured µs | eager simulated µs | error "
-        "| replay measured µs | replay simulated µs | error |",
-        "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
+        "| recording | N | elements | eager measured µs | simulated | error "
+        "| replay measured µs | simulated | error | e2e replay measured µs | simulated | error |",
+        "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
     ]
     for r in rows:
         lines.append(
-            f"| {r.name} | {r.kernels} | {r.numel:,} | {r.eager_measured_us:,.1f} | "
-            f"{r.eager_simulated_us:,.1f} | {r.eager_error:+.1%} | {r.replay_measured_us:,.1f} | "
-            f"{r.replay_simulated_us:,.1f} | {r.replay_error:+.1%} |"
+            f"| {r.name} | {r.kernels} | {r.numel:,} "
+            f"| {r.eager_measured_us:,.1f} | {r.eager_simulated_us:,.1f} | {r.eager_error:+.1%} "
+            f"| {r.replay_measured_us:,.1f} | {r.replay_simulated_us:,.1f} "
+            f"| {r.replay_error:+.1%} | {r.end_to_end_measured_us:,.1f} "
+            f"| {r.end_to_end_simulated_us:,.1f} | {r.end_to_end_error:+.1%} |"
         )
     return "\n".join(lines)
 
