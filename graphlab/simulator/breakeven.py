@@ -126,8 +126,8 @@ def from_simulation(step: Step, params: SimParams) -> BreakEven:
             "no capture cost in these parameters: set capture_base_us and capture_per_kernel_us "
             "(the calibrated parameters have them) to get a break-even point"
         )
-    eager_us = simulate(eager(step, params)).end_ns.max() / 1000.0
-    replay_us = simulate(graph(step, params)).end_ns.max() / 1000.0
+    eager_us = int(simulate(eager(step, params)).end_ns.max()) / 1000
+    replay_us = int(simulate(graph(step, params)).end_ns.max()) / 1000
     return BreakEven(capture, eager_us, replay_us, source="simulated")
 
 
