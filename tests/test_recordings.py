@@ -439,6 +439,19 @@ def test_recordings_command_on_an_empty_folder(tmp_path, capsys):
     assert json.loads(run_recordings_command(capsys, "--dir", str(tmp_path), "--json")) == []
 
 
+def test_record_command_row_shows_medians_per_iteration_and_per_kernel(tmp_path):
+    from graphlab.commands.record import _row
+
+    write_recording(fixture_recording(), tmp_path)
+    cells = _row(recording("chain_2_k8", tmp_path)).split()
+    # name, eager/it, replay/it, eager/kernel (12/2), replay/kernel (3/2), e2e eager, e2e replay,
+    # capture, first replay, N*, crossing (none: not a break-even recording)
+    assert cells == [
+        *("chain_2_k8", "12.0", "3.0", "6.00", "1.50", "14.0", "4.0", "100.0", "20.0", "10.0", "-")
+    ]
+    assert _row(None).split()[:3] == ["name", "eager/it", "replay/it"]
+
+
 # ------------------------------------------------------------------------ the experiments
 
 
