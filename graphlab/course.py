@@ -11,7 +11,6 @@
   Repository`` in ``pyproject.toml``. ``tools/badges.py`` rewrites the notebooks' first cells and
   prints the README's badge lines from them, so one edit of that URL updates everything.
 - :func:`refresh_links` rewrites a notebook's badge and install cell from that URL.
-- :func:`notebooks_dir` finds the course folder of a source checkout (``graphlab lab`` opens it).
 """
 
 from __future__ import annotations
@@ -19,7 +18,6 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from importlib import metadata
-from pathlib import Path
 from typing import Any
 
 from .backend import backend
@@ -32,7 +30,6 @@ __all__ = [
     "colab_badge",
     "install_cell_source",
     "live_or_recorded",
-    "notebooks_dir",
     "refresh_links",
     "repository_url",
     "timelines",
@@ -151,21 +148,6 @@ def refresh_links(notebook: dict, filename: str, url: str | None = None) -> bool
             cell["source"] = install
             changed = True
     return changed
-
-
-def notebooks_dir() -> Path:
-    """The ``notebooks/`` folder of the source checkout graphlab is imported from.
-
-    The notebooks are not part of the wheel: they live next to the package in the repository.
-    """
-    folder = Path(__file__).resolve().parent.parent / "notebooks"
-    if not folder.is_dir():
-        raise GraphlabError(
-            f"no notebooks folder at {folder}: the course notebooks ship with the source "
-            f"repository, not the wheel; clone {repository_url()} and run "
-            '`pip install -e ".[dev]"` there.'
-        )
-    return folder
 
 
 def _describe_recording(rec: Any) -> str:
