@@ -1,9 +1,12 @@
 """How long graphlab's widgets take to build big timelines, in Python (no browser).
 
-Run: ``python benchmarks/widgets_speed.py``. Prints, for eager+graph timeline pairs of 1e4, 1e5
-and 1e6 kernels, the time to build the Timelines' gap summaries and the TimelineView (its plotly
-FigureWidget included), and the number of points sent to the browser. The browser draw time is
-measured by ``tests/test_browser.py`` (it prints it).
+Run: ``python benchmarks/widgets_speed.py [--browser]``. Prints, for eager+graph timeline pairs
+of 1e4, 1e5 and 1e6 kernels, the time to build the Timelines' gap summaries and the TimelineView
+(its plotly FigureWidget included), and the number of points sent to the browser.
+
+With ``--browser`` it also opens each figure in Debian's chromium (python playwright, software
+WebGL, no network: plotly.js is inlined) and prints how long ``Plotly.newPlot`` takes to draw
+it. That is the draw alone; in a notebook the widget's binary buffers also cross the websocket.
 
 The timelines are synthetic: fixed made-up durations (a 1 µs kernel, a 5 µs launch call), chosen
 only to give the shape of an eager run and a replay; they are not GPU measurements.
@@ -11,9 +14,14 @@ only to give the shape of an eager run and a replay; they are not GPU measuremen
 
 from __future__ import annotations
 
+import argparse
+import tempfile
 import time
+from pathlib import Path
 
 import numpy as np
+import plotly.graph_objects as go
+from plotly.offline import get_plotlyjs
 
 from graphlab.timeline import Timeline
 from graphlab.widgets import TimelineView
@@ -51,7 +59,46 @@ def synthetic_pair(n: int) -> tuple[Timeline, Timeline]:
     return eager, graph
 
 
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                 "--disable-component-update", "--disable-sync", "--no-first-run"]  # fmt: skip
+
+# Draw the figure embedded in the page and resolve to the milliseconds Plotly.newPlot took.
+DRAW_PAGE = """<!doctype html><meta charset="utf-8"><script>{plotly}</script>
+<div id="plot" style="width:1400px"></div>
+<script>
+const figure = {figure};
+window.drawMs = (async () => {{
+  const t0 = performance.now();
+  await Plotly.newPlot("plot", figure.data, figure.layout);
+  await new Promise(requestAnimationFrame);
+  return performance.now() - t0;
+}})();
+</script>"""
+
+
+def browser_draw_ms(figures: list[go.Figure], folder) -> list[float]:
+    """Milliseconds chromium takes to draw each figure (page already loaded and parsed)."""
+    from playwright.sync_api import sync_playwright
+
+    plotly = get_plotlyjs()
+    times = []
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        page = browser.new_page(viewport={"width": 1500, "height": 900})
+        for i, figure in enumerate(figures):
+            path = folder / f"draw_{i}.html"
+            path.write_text(DRAW_PAGE.format(plotly=plotly, figure=figure.to_json()))
+            page.goto(path.as_uri(), timeout=300_000)
+            times.append(page.evaluate("window.drawMs"))
+        browser.close()
+    return times
+
+
 def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--browser", action="store_true", help="also time drawing in chromium")
+    args = parser.parse_args()
     # The first figure of a process pays for imports (plotly.io pulls in nbformat and jsonschema,
     # which took seconds here); measured separately so the table shows steady-state build times.
     t0 = time.perf_counter()
@@ -68,6 +115,10 @@ def main() -> None:
         t2 = time.perf_counter()
         points = sum(len(trace.x) for trace in view.figure.data)
         mode = "level of detail" if view.events > LOD_EVENTS else "every event"
+        if args.browser:
+            with tempfile.TemporaryDirectory() as folder:
+                (ms,) = browser_draw_ms([go.Figure(view.figure)], Path(folder))
+            mode += f", chromium draw {ms / 1000:.3f} s"
         print(f"{n:>9,} {view.events:>9,} {t1 - t0:>10.3f} {t2 - t1:>8.3f} {points:>10,}  {mode}")
         view.close()
 

@@ -78,7 +78,7 @@ def bar_traces(view, panel: int):
     return {
         t.name: t
         for t in view.figure.data
-        if t.mode == "lines" and t.xaxis == axis and not t.name.endswith("idle gaps")
+        if t.mode == "lines" and t.xaxis == axis and not t.name.endswith(("idle gaps", "edges"))
     }
 
 

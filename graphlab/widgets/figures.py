@@ -40,6 +40,9 @@ __all__ = [
 # lane's height in pixels is known here and bars and gap bands can be drawn as thick lines.
 LANE_PX = 30
 BAR_PX = 18
+# A fixed width keeps the summary table beside the plot (the widget wraps it below when the
+# notebook is narrower); plotly's autosize cannot see the width of an ipywidgets flex box.
+WIDTH_PX = 640
 TOP_PX = 34
 PANEL_GAP_PX = 42
 BOTTOM_PX = 48
@@ -127,6 +130,7 @@ def timeline_layout(panels: Sequence[Panel]) -> dict:
     geo = figure_geometry(panels)
     layout: dict = {
         "height": geo.height,
+        "width": WIDTH_PX,
         "margin": {"l": 110, "r": 20, "t": TOP_PX, "b": BOTTOM_PX},
         "showlegend": False,
         "hovermode": "closest",
@@ -201,10 +205,11 @@ def timeline_traces(
 ) -> list[dict]:
     """All trace dicts of the figure, in a fixed order that does not depend on the view.
 
-    Per panel: the idle-gap band, then for every track its bars, its single-event hover markers
-    and its merged-run hover markers. With ``x_range`` only what may be visible (plus one view
-    width either side, so a small pan shows data at once) is included; with ``min_gap > 0`` bars
-    closer than that are merged (level of detail). The defaults give the exact picture.
+    Per panel: the idle-gap band, then for every track its bars, the ticks where bars start, its
+    single-event hover markers (one trace per frequent name) and its merged-run hover markers.
+    With ``x_range`` only what may be visible (plus one view width either side, so a small pan
+    shows data at once) is included; with ``min_gap > 0`` bars closer than that are merged
+    (level of detail). The defaults give the exact picture.
     """
     traces: list[dict] = []
     for i, panel in enumerate(panels):
@@ -230,6 +235,7 @@ def timeline_traces(
                 }
                 | axes
             )
+            traces.append(_edge_trace(track, runs) | axes)
             single = runs.count == 1
             idx = runs.first[single] + window.start
             code = track.code[idx]
@@ -245,6 +251,27 @@ def _with_margin(x_range: tuple[float, float]) -> tuple[float, float]:
     x0, x1 = x_range
     width = x1 - x0
     return x0 - width, x1 + width
+
+
+def _edge_trace(track: Track, runs) -> dict:
+    """A thin white tick where each bar starts, so back-to-back launch calls (or kernels) read
+    as separate bars rather than one long one."""
+    n = len(runs)
+    x = np.repeat(runs.start, 3)
+    x[2::3] = np.nan
+    y = np.empty(3 * n)
+    y[0::3] = track.lane - BAR_PX / LANE_PX / 2
+    y[1::3] = track.lane + BAR_PX / LANE_PX / 2
+    y[2::3] = np.nan
+    return {
+        "type": "scattergl",
+        "mode": "lines",
+        "x": x,
+        "y": y,
+        "line": {"color": "white", "width": 1},
+        "hoverinfo": "skip",
+        "name": f"{track.label}: {GROUP_NAMES[track.group]} edges",
+    }
 
 
 def _single_trace(track: Track, idx: np.ndarray, name: str | None) -> dict:

@@ -86,7 +86,10 @@ class SimulatorPlayground(StaticFallback, widgets.VBox):
         self.view = TimelineView(*self._simulate())
         for slider in (self.kernels, self.kernel_us, self.host_us, self.sync_every):
             slider.observe(self._redraw, names="value")
-        controls = widgets.HBox([self.kernels, self.kernel_us, self.host_us, self.sync_every])
+        controls = widgets.GridBox(
+            [self.kernels, self.kernel_us, self.host_us, self.sync_every],
+            layout=widgets.Layout(grid_template_columns="repeat(2, 440px)"),
+        )
         super().__init__([controls, self.view])
 
     def _simulate(self):

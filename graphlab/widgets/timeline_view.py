@@ -30,7 +30,7 @@ __all__ = ["SUMMARY_ROWS", "TimelineView", "summary_row_values"]
 # view of the whole range, so a saved notebook does not carry megabytes per figure.
 STATIC_EVENTS = 20_000
 
-# (label, how to read the value from a summary dict and the timeline, format)
+# (row label, format) of the summary table, in the order summary_row_values() returns them
 SUMMARY_ROWS = (
     ("kernels", "{:d}"),
     ("span (µs)", "{:,.1f}"),
@@ -38,7 +38,7 @@ SUMMARY_ROWS = (
     ("idle", "{:.1%}"),
     ("median gap (µs)", "{:,.3f}"),
     ("launch calls", "{:d}"),
-    ("host cost per launch call (median µs)", "{:,.3f}"),
+    ("host µs per launch call (median)", "{:,.3f}"),
 )
 
 
@@ -60,20 +60,26 @@ def summary_row_values(timeline, summary: dict) -> list:
     ]
 
 
+# Inline styles: the same table shows inside the widget and in static HTML exports.
+_CELL = "padding:2px 8px;text-align:right;border-bottom:1px solid #eee"
+
+
 def summary_html(columns: list[tuple[str, object, dict]]) -> str:
     """An HTML table: one column per timeline (title, timeline, summary dict)."""
-    head = "".join(f"<th style='text-align:right'>{html.escape(t)}</th>" for t, _, _ in columns)
+    head = "".join(f"<th style='{_CELL}'>{html.escape(t)}</th>" for t, _, _ in columns)
     values = [summary_row_values(tl, s) for _, tl, s in columns]
     rows = []
     for r, (label, fmt) in enumerate(SUMMARY_ROWS):
         cells = "".join(
-            "<td style='text-align:right'>" + ("–" if v[r] is None else fmt.format(v[r])) + "</td>"
+            f"<td style='{_CELL}'>" + ("–" if v[r] is None else fmt.format(v[r])) + "</td>"
             for v in values
         )
-        rows.append(f"<tr><td>{html.escape(label)}</td>{cells}</tr>")
+        rows.append(
+            f"<tr><td style='{_CELL};text-align:left'>{html.escape(label)}</td>{cells}</tr>"
+        )
     return (
-        "<table class='graphlab-summary' style='font-size:12px'>"
-        f"<tr><th></th>{head}</tr>{''.join(rows)}</table>"
+        "<table class='graphlab-summary' style='font-size:12px;border-collapse:collapse;"
+        f"margin-top:24px'><tr><th></th>{head}</tr>{''.join(rows)}</table>"
     )
 
 
@@ -101,10 +107,9 @@ class TimelineView(StaticFallback, widgets.HBox):
         ranges = [f"xaxis{'' if i == 0 else i + 1}.range" for i in range(len(self.panels))]
         self.figure.layout.on_change(self._refine, *ranges)
         self._summary = widgets.HTML(self._summary_html)
-        plot = widgets.Box([self.figure], layout=widgets.Layout(flex="1 1 0%", min_width="0"))
         super().__init__(
-            [plot, self._summary],
-            layout=widgets.Layout(width="100%", align_items="flex-start"),
+            [self.figure, self._summary],
+            layout=widgets.Layout(flex_flow="row wrap", align_items="flex-start"),
         )
 
     def _load(self, picked: list[tuple]) -> None:
@@ -154,7 +159,6 @@ class TimelineView(StaticFallback, widgets.HBox):
         min_gap = (x1 - x0) / LOD_PIXELS if self.events > STATIC_EVENTS else 0.0
         figure = timeline_figure(self.panels, min_gap=min_gap)
         return (
-            "<div style='display:flex;align-items:flex-start;gap:12px'>"
-            f"<div style='flex:1 1 0%;min-width:0'>{figure_html(figure)}</div>"
-            f"{self._summary_html}</div>"
+            "<div style='display:flex;flex-wrap:wrap;align-items:flex-start;gap:12px'>"
+            f"<div>{figure_html(figure)}</div>{self._summary_html}</div>"
         )

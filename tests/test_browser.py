@@ -1,0 +1,206 @@
+"""One real-browser test: graphlab's widgets rendered by JupyterLab in Debian's chromium.
+
+Starts ``jupyter lab`` on 127.0.0.1 (a free port, a token, a temporary root and config), opens
+``tests/browser/widgets_demo.ipynb``, runs every cell, and checks that the plots were drawn (a
+plotly WebGL canvas, lane labels on screen) and that moving the simulator playground's
+*kernels* slider with the keyboard redraws the timeline with more kernels. Screenshots go to
+``test-output/browser/`` (ignored by git); their paths are printed.
+
+Needs ``/usr/bin/chromium`` (``apt-get install chromium``, as CI does) and python playwright. No
+network is used: JupyterLab serves every asset itself, plotly's widget code ships in its wheel.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.browser
+
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
+ROOT = Path(__file__).resolve().parents[1]
+NOTEBOOK = Path(__file__).with_name("browser") / "widgets_demo.ipynb"
+SCREENSHOTS = ROOT / "test-output" / "browser"
+TOKEN = "graphlab-browser-test"
+# Generous: the first cell pays for imports (plotly, torch) in a fresh kernel on a busy machine.
+SERVER_START_S = 120
+CELLS_S = 300
+REDRAW_S = 60
+
+# JavaScript: is the open notebook's kernel started and idle? (JupyterLab exposes its app object
+# as window.jupyterapp when started with --LabApp.expose_app_in_browser.)
+KERNEL_IDLE_JS = """() => {
+    const panel = window.jupyterapp && window.jupyterapp.shell.currentWidget;
+    const kernel = panel && panel.sessionContext && panel.sessionContext.session
+        && panel.sessionContext.session.kernel;
+    return !!kernel && kernel.status === 'idle';
+}"""
+
+# JavaScript: have both plots (TimelineView, playground) drawn a WebGL canvas and lane labels?
+BOTH_DRAWN_JS = """() => {
+    const plots = document.querySelectorAll('.js-plotly-plot');
+    return plots.length >= 2 && [plots[0], plots[1]].every(
+        p => p.querySelector('canvas') && p.querySelector('.yaxislayer-above text'));
+}"""
+
+# JavaScript: the trace data plotly drew in the n-th plot on the page.
+GPU_BARS_JS = """([plot, name]) => {
+    const gd = document.querySelectorAll('.js-plotly-plot')[plot];
+    if (!gd || !gd.data) return -1;
+    const trace = gd.data.find(t => t.name === name && (t.xaxis || 'x') === 'x');
+    return trace ? trace.x.length / 3 : -1;
+}"""
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def wait_for_server(base: str, proc: subprocess.Popen, log: Path) -> None:
+    deadline = time.monotonic() + SERVER_START_S
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            pytest.fail(f"jupyter lab exited with {proc.returncode}:\n{log.read_text()[-3000:]}")
+        try:
+            with urllib.request.urlopen(f"{base}/api/status?token={TOKEN}", timeout=5) as r:
+                if r.status == 200:
+                    return
+        except OSError:
+            time.sleep(0.5)
+    pytest.fail(f"jupyter lab did not answer within {SERVER_START_S} s:\n{log.read_text()[-3000:]}")
+
+
+def start_lab(tmp: Path) -> tuple[subprocess.Popen, str, Path]:
+    """jupyter lab on loopback with a token, its root, config and settings all under ``tmp``."""
+    root = tmp / "root"
+    root.mkdir()
+    shutil.copy(NOTEBOOK, root / NOTEBOOK.name)
+    env = os.environ | {
+        "JUPYTER_CONFIG_DIR": str(tmp / "config"),
+        "JUPYTER_RUNTIME_DIR": str(tmp / "runtime"),
+        "JUPYTERLAB_SETTINGS_DIR": str(tmp / "settings"),
+        "JUPYTERLAB_WORKSPACES_DIR": str(tmp / "workspaces"),
+    }
+    # No "get Jupyter news?" toast over the plots: switch the announcements plugin off.
+    labconfig = tmp / "config" / "labconfig"
+    labconfig.mkdir(parents=True)
+    (labconfig / "page_config.json").write_text(
+        '{"disabledExtensions": {"@jupyterlab/apputils-extension:announcements": true}}'
+    )
+    port = free_port()
+    log = tmp / "jupyter.log"
+    command = [
+        sys.executable, "-m", "jupyter", "lab", "--no-browser",
+        "--ServerApp.ip=127.0.0.1", f"--ServerApp.port={port}",
+        "--ServerApp.port_retries=0", f"--IdentityProvider.token={TOKEN}",
+        f"--ServerApp.root_dir={root}", "--LabApp.expose_app_in_browser=True",
+        "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
+        "--LabApp.extension_manager=readonly", "--ServerApp.allow_root=True",
+    ]  # fmt: skip
+    with log.open("w") as out:
+        proc = subprocess.Popen(command, env=env, stdout=out, stderr=subprocess.STDOUT, cwd=root)
+    return proc, f"http://127.0.0.1:{port}", log
+
+
+def stop(proc: subprocess.Popen) -> None:
+    proc.terminate()
+    try:
+        proc.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait(timeout=30)
+
+
+def test_widgets_render_in_jupyterlab_and_redraw_on_slider(tmp_path):
+    if not Path(CHROMIUM).exists():
+        pytest.fail(
+            f"{CHROMIUM} not found: install Debian's chromium (apt-get install -y chromium), "
+            "as CI's .ci/run does; this test drives a real browser and must not be skipped"
+        )
+    from playwright.sync_api import sync_playwright
+
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    proc, base, log = start_lab(tmp_path)
+    try:
+        wait_for_server(base, proc, log)
+        with sync_playwright() as p:
+            browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+            try:
+                page = browser.new_page(viewport={"width": 1400, "height": 1100})
+                try:
+                    drive(page, base)
+                except BaseException:
+                    shot = SCREENSHOTS / "failure.png"
+                    page.screenshot(path=str(shot), full_page=True)
+                    print(f"screenshot at failure: {shot}")
+                    raise
+            finally:
+                browser.close()
+    finally:
+        stop(proc)
+
+
+def drive(page, base: str) -> None:
+    page.goto(f"{base}/lab/tree/{NOTEBOOK.name}?token={TOKEN}", timeout=SERVER_START_S * 1000)
+    # Wait until the notebook's kernel is up, then run every cell. The command's promise is not
+    # awaited here (evaluate has no timeout of its own); the plots appearing is what we wait for.
+    page.wait_for_function(KERNEL_IDLE_JS, timeout=SERVER_START_S * 1000)
+    started = time.monotonic()
+    page.evaluate("() => { window.jupyterapp.commands.execute('notebook:run-all-cells'); }")
+    page.wait_for_function(BOTH_DRAWN_JS, timeout=CELLS_S * 1000)
+    print(f"run all cells to both plots drawn: {time.monotonic() - started:.1f} s")
+    page.wait_for_timeout(1000)  # let plotly finish its layout pass before the screenshot
+
+    errors = page.locator(".jp-OutputArea-output[data-mime-type='application/vnd.jupyter.stderr']")
+    assert "Traceback" not in " ".join(errors.all_inner_texts())
+    assert page.get_by_text("Error displaying widget").count() == 0
+
+    # The TimelineView: WebGL canvas, lane labels and panel banners on screen.
+    timeline = page.locator(".js-plotly-plot").nth(0)
+    assert timeline.locator("canvas").count() > 0
+    labels = timeline.locator(".yaxislayer-above text").all_text_contents()
+    assert labels.count("host") == 2 and labels.count("stream 7") == 2, labels
+    assert timeline.locator(".yaxislayer-above text", has_text="stream 7").first.is_visible()
+    assert timeline.get_by_text("graph replay", exact=True).is_visible()
+    assert page.locator(".graphlab-summary").first.is_visible()
+
+    save(page.locator(".jp-CodeCell").nth(0), "timeline_view.png")
+
+    # The playground starts with 4 kernels per timeline: 4 bars in the eager GPU lane.
+    bars = ("stream 0: GPU work",)
+    assert page.evaluate(GPU_BARS_JS, [1, *bars]) == 4
+    slider = page.locator(".widget-slider", has=page.get_by_text("kernels", exact=True))
+    slider.locator(".noUi-handle").focus()
+    for _ in range(3):
+        page.keyboard.press("ArrowRight")
+    page.wait_for_function(
+        f"(args) => ({GPU_BARS_JS})(args) === 7", arg=[1, *bars], timeout=REDRAW_S * 1000
+    )
+    assert slider.locator(".widget-readout").inner_text().strip() == "7"
+    page.wait_for_timeout(500)
+    save(page.locator(".jp-CodeCell").nth(1), "playground.png")
+
+
+def save(element, name: str) -> None:
+    """Screenshot of one notebook cell (scrolled into view), its path printed."""
+    shot = SCREENSHOTS / name
+    element.screenshot(path=str(shot))
+    print(f"screenshot: {shot}")
