@@ -290,6 +290,18 @@ def test_compare_profile_gives_timelines_of_the_same_kernels():
     assert launches.sum() == 2
     # Every replayed kernel carries the correlation id of one of the two graph launches.
     assert set(graph.correlation[graph.kind == "kernel"]) <= set(graph.correlation[launches])
+    # Tiny kernels: the GPU idles between eager launches far more than inside a replay.
+    assert eager.summary().idle_fraction > graph.summary().idle_fraction
+
+
+@pytest.mark.cuda
+def test_compare_captures_an_mlp_with_cublas_matmuls():
+    w = workloads.mlp(layers=4, width=64, batch=4, device="cuda")
+    expected = w()
+    c = compare(w.fn, *w.inputs, repeats=3, iterations=5)
+    assert 0 < c.replay_us < c.eager_us
+    captured = capture(w.fn, *w.inputs)
+    torch.testing.assert_close(captured.replay_with(w.inputs), expected)
 
 
 @pytest.mark.cuda
