@@ -277,6 +277,16 @@ def test_pool_holds_capture_allocations_until_reset():
     assert pool_bytes(pool) == 0
 
 
+def test_reset_frees_the_pool_at_once_without_a_garbage_collection():
+    # On a GPU, reset() returns the pool's memory immediately; no reference cycle may delay it.
+    x = torch.ones(1024)  # float32: 4096 bytes
+    g, y = capture(lambda: x * 2)
+    pool = g.pool()
+    del y
+    g.reset()
+    assert pool_bytes(pool) == 0
+
+
 def test_output_held_by_user_survives_reset():
     x = torch.ones(256)  # 1024 bytes
     g, y = capture(lambda: x * 3)

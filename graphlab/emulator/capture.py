@@ -70,6 +70,9 @@ class Capture:
         """Leave capture mode and undo what running the operations changed (see module doc)."""
         for mode in reversed(self._modes):
             mode.__exit__(None, None, None)
+        # The modes point back at this capture: drop them so that no reference cycle keeps the
+        # recorded tensors alive after CUDAGraph.reset() (on a GPU, reset frees the pool at once).
+        self._modes = ()
         state.capture = None
         for storage, before in self._saved.values():
             storage.copy_(before)
