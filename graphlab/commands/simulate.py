@@ -12,9 +12,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import tempfile
-from pathlib import Path
 
 HELP = "Simulate N kernels eager vs one graph replay: totals, idle time, break-even."
 
@@ -28,6 +25,8 @@ _PARAM_FLAGS = {
     "kernel_gap_us": "device gap between queued eager kernels on a stream",
     "replay_gap_us": "extra device gap before a replay queued behind earlier work",
 }
+_STREAM_TID = 1000  # thread id of stream s in the combined trace: 1000 + s
+
 # Without a calibrated file these may be left out (SimParams's default applies).
 _OPTIONAL = {"kernel_gap_us": "0", "replay_gap_us": "0"}
 
@@ -120,22 +119,6 @@ def combined_chrome_trace(timelines: dict) -> dict:
     return {"displayTimeUnit": "ns", "traceEvents": events}
 
 
-_STREAM_TID = 1000  # thread id of stream s in the combined trace: 1000 + s
-
-
-def _write_atomically(path: Path, text: str) -> None:
-    """Write through a temp file in the same folder and rename it: no partial file, ever."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    handle, temp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8") as out:
-            out.write(text)
-        os.replace(temp, path)
-    except BaseException:
-        Path(temp).unlink(missing_ok=True)
-        raise
-
-
 def _report(result: dict) -> str:
     workload = result["workload"]
     lines = [f"simulated: {workload['kernels']:,} kernels of {workload['kernel_us']:g} µs"]
@@ -165,10 +148,11 @@ def run(args: argparse.Namespace) -> int:
     result["workload"]["kernel_us"] = args.kernel_us
     if args.trace:
         from ..errors import SimulatorError
+        from ..simulator.atomic import write_atomically
 
         text = json.dumps(combined_chrome_trace(outcome.timelines), separators=(",", ":"))
         try:
-            _write_atomically(Path(args.trace), text)
+            write_atomically(args.trace, text)
         except OSError as exc:
             raise SimulatorError(f"could not write the trace to {args.trace}: {exc}") from None
     print(json.dumps(result, indent=2) if args.json else _report(result))

@@ -54,9 +54,7 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
-import tempfile
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -65,6 +63,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import SimulatorError
+from .atomic import write_atomically
 from .model import schedule
 from .params import CALIBRATED_PATH, SimParams
 from .workloads import chain, eager, graph
@@ -75,6 +74,7 @@ __all__ = [
     "ChainObservation",
     "CheckRow",
     "Fit",
+    "calibrate",
     "check",
     "end_to_end_replay_us",
     "fit",
@@ -82,9 +82,11 @@ __all__ = [
     "idle_launch_latencies",
     "node_gaps",
     "observe",
+    "provenance",
     "queued_gaps",
     "sync_costs",
     "timed_loop_us",
+    "write",
 ]
 
 SCHEMA = "graphlab.simulator.calibration/1"
@@ -488,17 +490,7 @@ def write(path: Path, result: Fit, rows: Sequence[CheckRow], prov: dict[str, Any
         "provenance": prov,
         "check": [r.to_dict() for r in rows],
     }
-    path.parent.mkdir(parents=True, exist_ok=True)
-    handle, temp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8") as out:
-            out.write(json.dumps(data, indent=2) + "\n")
-        os.chmod(temp, 0o644)
-        os.replace(temp, path)
-    except BaseException:
-        Path(temp).unlink(missing_ok=True)
-        raise
-    return path
+    return write_atomically(path, json.dumps(data, indent=2) + "\n")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
