@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 from nbconvert import HTMLExporter
 
+import graphlab
 from graphlab.errors import GraphlabError
 from graphlab.simulator import SimParams
 from graphlab.timeline import Timeline
@@ -171,22 +172,14 @@ def test_source_banner_says_where_the_data_came_from(eager, graph):
     ]
 
 
-class RecordingFixture:
-    """Shaped like graphlab.recording(name); a test fixture, not a bundled recording."""
-
-    def __init__(self, eager, graph):
-        self.meta = {"gpu": "fixture GPU", "date": "2026-01-02T03:04:05Z"}
-        self._timelines = {"eager": eager, "graph": graph}
-
-    def timeline(self, which):
-        return self._timelines[which]
-
-
-def test_recording_supplies_both_timelines_and_its_provenance(eager, graph):
-    view = TimelineView(RecordingFixture(eager, graph))
+def test_a_bundled_recording_supplies_both_timelines_and_its_provenance():
+    recording = graphlab.recording("chain_10_k4096")  # real H200 data bundled with graphlab
+    view = TimelineView(recording)
     assert [p.title for p in view.panels] == ["eager", "graph replay"]
-    assert view.panels[1].timeline is graph
-    assert view.figure.layout.annotations[0].text.endswith("recording from fixture GPU, 2026-01-02")
+    for panel, mode in zip(view.panels, ("eager", "graph"), strict=True):
+        assert view.summaries[panel.title] == recording.timeline(mode).summary().to_dict()
+        assert panel.source == recording.label
+    assert view.figure.layout.annotations[1].text == f"<b>graph replay</b> · {recording.label}"
 
 
 def test_one_timeline_alone(graph):

@@ -19,7 +19,6 @@ import plotly.graph_objects as go
 from ..errors import GraphlabError
 from ..simulator.breakeven import breakeven, cumulative_totals, from_timings
 from .display import StaticFallback, figure_html
-from .sources import describe_source
 
 __all__ = ["BreakEvenExplorer", "steps_axis"]
 
@@ -48,10 +47,8 @@ def _origin(source, from_source: bool) -> str:
     """Where the sliders' starting values came from, for the figure's title."""
     if not from_source:
         return "given by hand"
-    meta = getattr(source, "meta", None)
-    if isinstance(meta, Mapping) and meta.get("gpu"):
-        return describe_source({}, meta)
-    return "measured (end to end, with input copies)"
+    label = getattr(source, "label", None)
+    return label if isinstance(label, str) else "measured (end to end, with input copies)"
 
 
 class BreakEvenExplorer(StaticFallback, widgets.VBox):

@@ -17,12 +17,14 @@ __all__ = ["TITLES", "describe_source", "pick_timelines"]
 TITLES = {"eager": "eager", "graph": "graph replay"}
 
 
-def describe_source(meta: Mapping, recording_meta: Mapping | None = None) -> str:
-    """A short provenance line for a banner, from a timeline's (or recording's) meta."""
-    if recording_meta is not None:
-        gpu = recording_meta.get("gpu", "an unnamed GPU")
-        date = str(recording_meta.get("date", ""))[:10]
-        return f"recording from {gpu}" + (f", {date}" if date else "")
+def describe_source(meta: Mapping) -> str:
+    """A short provenance line for a banner, from a timeline's meta.
+
+    A recording's timelines carry the recording's own ``label`` (GPU, driver, torch, date); else
+    the line says which kind of source it was.
+    """
+    if meta.get("label"):
+        return str(meta["label"])
     source = meta.get("source")
     gpu = meta.get("gpu")
     if source == "recording":
@@ -40,12 +42,12 @@ def describe_source(meta: Mapping, recording_meta: Mapping | None = None) -> str
 def _one(value, which: str, owner: str):
     """The ``which`` timeline out of a Timeline, a recording or a compare() result."""
     if value is None or isinstance(value, Timeline):
-        return value, None
+        return value
     if callable(getattr(value, "timeline", None)):
-        return value.timeline(which), getattr(value, "meta", None)
+        return value.timeline(which)
     timelines = getattr(value, "timelines", None)
     if isinstance(timelines, Mapping):
-        return timelines.get(which), None
+        return timelines.get(which)
     raise GraphlabError(
         f"{owner}({which}=...) takes a graphlab Timeline, a recording "
         f"(graphlab.recording(name)) or a graphlab.compare() result, not {type(value).__name__}"
@@ -61,9 +63,9 @@ def pick_timelines(eager=None, graph=None, owner: str = "TimelineView") -> list[
         graph = eager
     picked = []
     for which, value in (("eager", eager), ("graph", graph)):
-        timeline, recording_meta = _one(value, which, owner)
+        timeline = _one(value, which, owner)
         if timeline is not None:
-            source = describe_source(timeline.meta, recording_meta)
+            source = describe_source(timeline.meta)
             picked.append((TITLES[which], timeline, source))
     if not picked:
         raise GraphlabError(
