@@ -367,6 +367,19 @@ def test_damaged_recordings(workdir, doc):
     outcome(lambda: load_and_use(folder))
 
 
+@given(
+    st.binary(max_size=300)
+    | st.integers(0, 4000).map(lambda n: json.dumps(fixture_recording()).encode()[:n])
+)
+@example(b"[" * 100_000)
+@example(b'{"schema": ' + b"7" * 5000 + b"}")
+def test_recording_files_of_any_bytes(workdir, data):
+    folder = workdir / "raw_recordings"
+    folder.mkdir(exist_ok=True)
+    (folder / "fixture.json").write_bytes(data)
+    outcome(lambda: load_and_use(folder))
+
+
 @given(json_values)
 def test_recording_names(name):
     outcome(lambda: recording(name))
