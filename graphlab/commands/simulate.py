@@ -136,7 +136,12 @@ def _report(result: dict) -> str:
     else:
         shown = f"{n_star:,.2f}" if n_star >= 1 else f"{n_star:.3g}"
         lines.append(f"  break-even: N* = {shown} steps (capture {result['capture_us']:,.1f} µs)")
-    source = "calibrated" if result["calibration"] else "given by hand"
+    calibration = result["calibration"]
+    source = "given by hand"
+    if calibration:
+        source = f"calibrated on {calibration.get('gpu')}"
+        if calibration.get("overridden"):
+            source += f"; given: {', '.join(calibration['overridden'])}"
     numbers = ", ".join(f"{k}={v:g}" for k, v in result["params"].items() if v is not None)
     lines.append(f"  parameters ({source}): {numbers}")
     return "\n".join(lines)
