@@ -299,6 +299,26 @@ CATALOGUE: tuple[Failure, ...] = (
         ),
     ),
     Failure(
+        key="static-input-shape",
+        title="A batch of another shape does not fit the captured input",
+        example=(
+            "RuntimeError: The size of tensor a (4) must match the size of tensor b (6) at "
+            "non-singleton dimension 0"
+        ),
+        cause=(
+            "A graph replays with the sizes it was captured with, and its input tensor keeps "
+            "that shape. Copying a batch of a different size into it with copy_() fails: the "
+            "graph cannot grow to fit it."
+        ),
+        fix=(
+            "Pad the batch up to the captured size (and ignore the padded rows of the output), "
+            "or capture one graph per size bucket and pick the smallest bucket that fits."
+        ),
+        lesson="05_dynamic_shapes",
+        patterns=(r"The size of tensor a \(\d+\) must match the size of tensor b",),
+        only_if=(r"copy_\(",),
+    ),
+    Failure(
         key="shape-rerecord",
         title="A new graph is recorded for every input shape",
         example=(

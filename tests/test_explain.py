@@ -173,9 +173,9 @@ def test_exact_gpu_text_picks_its_entry(failure, key):
 @pytest.mark.parametrize("entry", CATALOGUE, ids=[e.key for e in CATALOGUE])
 def test_each_entry_recognises_its_own_example(entry):
     """No earlier entry shadows a later one on the text the catalogue itself shows."""
-    text = entry.example
-    if entry.only_if:  # the host-sync entry also needs the syncing call in sight
-        text += " (raised by x.item())"
+    # Entries with only_if also need the line that raised in sight, as a traceback shows it.
+    raised_by = {"host-sync-in-capture": "x.item()", "static-input-shape": "static_x.copy_(b)"}
+    text = f"{entry.example} (raised by {raised_by.get(entry.key, '?')})"
     assert explain(text).key == entry.key
 
 
@@ -227,6 +227,19 @@ def test_other_refused_call_under_invalidated_capture_is_the_generic_entry():
     with pytest.raises(RuntimeError) as info, _CaptureThatEndsInvalidated():
         x.relu()
     assert explain(info.value).key == "capture-unsupported"
+
+
+def test_batch_of_another_shape_copied_into_a_static_input():
+    import torch
+
+    static_x = torch.zeros(4, 8)
+    with pytest.raises(RuntimeError) as info:
+        static_x.copy_(torch.ones(6, 8))
+    assert explain(info.value).key == "static-input-shape"
+    # The same size mismatch outside a copy_ is ordinary broadcasting, not a graph's input.
+    with pytest.raises(RuntimeError) as info:
+        torch.zeros(4, 8) + torch.ones(6, 8)
+    assert explain(info.value).key == "unknown"
 
 
 def test_invalidated_alone_is_a_consequence():
