@@ -1,0 +1,145 @@
+"""The course notebooks' structure: the lessons DESIGN.md lists, each with its question, an
+exercise in the exercise2 convention whose checker exists, a summary, and links derived from the
+one repository URL in pyproject.toml."""
+
+from __future__ import annotations
+
+import importlib.util
+import re
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from graphlab import checks, course
+
+ROOT = Path(__file__).resolve().parent.parent
+NOTEBOOKS = ROOT / "notebooks"
+LESSONS = [
+    "00_start_here.ipynb",
+    "01_kernel_gaps.ipynb",
+    "02_static_inputs.ipynb",
+    "03_outputs.ipynb",
+    "04_randomness.ipynb",
+    "05_dynamic_shapes.ipynb",
+    "06_does_it_pay.ipynb",
+    "07_training.ipynb",
+    "08_memory.ipynb",
+]
+
+
+def load(name: str):
+    return nbformat.read(NOTEBOOKS / name, as_version=4)
+
+
+def code_cells(nb):
+    return [c for c in nb.cells if c.cell_type == "code"]
+
+
+@pytest.fixture(params=[name for name in LESSONS if (NOTEBOOKS / name).exists()])
+def lesson(request):
+    return request.param, load(request.param)
+
+
+def test_every_lesson_of_the_design_exists():
+    missing = [name for name in LESSONS if not (NOTEBOOKS / name).exists()]
+    assert missing == []
+
+
+def test_lesson_opens_with_its_number_question_and_what_you_will_see(lesson):
+    name, nb = lesson
+    first = nb.cells[0]
+    assert first.cell_type == "markdown"
+    assert first.source.startswith(f"# Lesson {name[:2]} — ")
+    assert "**The question.**" in first.source
+    assert "**What you will see.**" in first.source
+
+
+def test_lesson_ends_with_a_summary(lesson):
+    _, nb = lesson
+    last_markdown = [c for c in nb.cells if c.cell_type == "markdown"][-1]
+    assert last_markdown.source.startswith("## Summary")
+
+
+def test_exercises_follow_the_exercise2_convention(lesson):
+    """A visible stub (solution2_first) raising NotImplementedError, then the hidden solution,
+    then a cell calling a graphlab checker, so that running top to bottom checks the solution."""
+    name, nb = lesson
+    cells = nb.cells
+    starts = [i for i, c in enumerate(cells) if c.metadata.get("solution2_first") is True]
+    assert starts, f"{name} has no exercise"
+    for i in starts:
+        stub, solution, check = cells[i], cells[i + 1], cells[i + 2]
+        assert stub.cell_type == "code" and "raise NotImplementedError" in stub.source
+        assert stub.metadata.get("solution2") == "hidden"
+        assert solution.cell_type == "code"
+        assert solution.metadata.get("solution2") == "hidden"
+        assert "solution2_first" not in solution.metadata
+        assert "NotImplementedError" not in solution.source
+        assert re.search(r"\bcheck_\w+\(", check.source), f"{name}: no checker after the solution"
+
+
+def test_every_checker_is_used_by_a_lesson_and_exists():
+    used = set()
+    for name in LESSONS:
+        for cell in code_cells(load(name)):
+            used |= set(re.findall(r"from graphlab\.checks import (check_\w+)", cell.source))
+    assert used == set(checks.__all__)
+
+
+def test_checked_cells_print_no_addresses_or_stderr(lesson):
+    name, nb = lesson
+    for cell in code_cells(nb):
+        if not cell.source.startswith("# NBVAL_CHECK_OUTPUT"):
+            continue
+        for out in cell.get("outputs", []):
+            assert out.get("name") != "stderr", f"{name}: a checked cell writes to stderr"
+            assert out.output_type != "error", f"{name}: a checked cell stored an error"
+            assert not re.search(r"0x[0-9a-f]{6,}", str(out.get("text", "")))
+
+
+def test_install_cell_and_colab_badge_come_from_the_repository_url(lesson):
+    name, nb = lesson
+    assert code_cells(nb)[0].source == course.install_cell_source()
+    slug = course.repository_url().removeprefix("https://github.com/")
+    badge = f"(https://colab.research.google.com/github/{slug}/blob/main/notebooks/{name})"
+    assert badge in nb.cells[0].source
+
+
+def test_refresh_links_rewrites_badge_and_install_cell_for_a_new_url():
+    nb = load(LESSONS[2])
+    new_url = "https://github.com/someone-else/fork"
+    assert course.refresh_links(nb, LESSONS[2], new_url) is True
+    assert code_cells(nb)[0].source.count("git+https://github.com/someone-else/fork") == 1
+    assert (
+        "https://colab.research.google.com/github/someone-else/fork/blob/main/notebooks/"
+        "02_static_inputs.ipynb" in nb.cells[0].source
+    )
+    assert course.refresh_links(nb, LESSONS[2], new_url) is False  # already up to date
+
+
+def test_install_cell_never_reinstalls_torch():
+    source = course.install_cell_source("https://github.com/a/b")
+    assert '"--no-deps", "git+https://github.com/a/b"' in source
+    assert "torch" not in source.replace("importlib", "")
+    assert 'find_spec("graphlab") is None' in source
+
+
+def test_readme_lines_list_binder_and_a_colab_badge_per_lesson():
+    spec = importlib.util.spec_from_file_location("badges", ROOT / "tools" / "badges.py")
+    badges = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(badges)
+    titles = {name: badges.title(load(name)) for name in LESSONS[:2]}
+    lines = badges.readme_lines(titles)
+    slug = course.repository_url().removeprefix("https://github.com/")
+    assert lines[0] == (
+        "[![Binder](https://mybinder.org/badge_logo.svg)](https://mybinder.org/v2/gh/"
+        f"{slug}/main?urlpath=lab/tree/notebooks/00_start_here.ipynb)"
+    )
+    assert lines[4].startswith("| [Lesson 00 — Start here](notebooks/00_start_here.ipynb) | ")
+    assert f"colab.research.google.com/github/{slug}/blob/main/notebooks/01_kernel_gaps" in lines[5]
+
+
+def test_a_non_github_url_is_refused_with_advice():
+    with pytest.raises(course.GraphlabError, match=r"not https://github.com/OWNER/NAME"):
+        course.colab_badge("00_start_here.ipynb", "https://gitlab.com/a/b")
