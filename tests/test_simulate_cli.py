@@ -62,6 +62,18 @@ def test_json_with_sync_every_where_the_graph_does_not_pay(capsys):
     assert result["break_even"] is None  # the replay is slower here: it never pays
 
 
+def test_queue_depth_makes_the_eager_host_wait(capsys, tmp_path):
+    # host 1, kernels 10, queue of 2: the 4th launch returns at 22 (see test_simulator); the sync
+    # then waits for the last kernel (41). The totals do not change: the GPU was the bottleneck.
+    hand = [*HAND[:1], "1", *HAND[2:]]
+    code, out, _ = run(capsys, "--kernels", "4", "--kernel-us", "10", "--queue-depth", "2", *hand,
+                       "--json", "--trace", str(tmp_path / "q.json"))  # fmt: skip
+    assert code == 0
+    result = json.loads(out)
+    assert result["eager"]["total_us"] == 41.0
+    assert result["workload"]["queue_depth"] == 2
+
+
 def test_readable_report(capsys):
     code, out, _ = run(capsys, "--kernels", "4", "--kernel-us", "1", *HAND)
     assert code == 0
@@ -145,6 +157,7 @@ def test_calibrated_file_gives_defaults_and_flags_override(capsys, tmp_path, mon
         (["--kernels", "4", "--kernel-us", "nan"], "between 0 and"),
         (["--kernels", "4", "--kernel-us", "1", "--sync-every", "0"], "sync_every"),
         (["--kernels", "4", "--kernel-us", "1", "--capture-us", "-5"], "capture_us must be"),
+        (["--kernels", "4", "--kernel-us", "1", "--queue-depth", "0"], "queue_depth must be"),
     ],
 )
 def test_bad_arguments_exit_2_with_one_line_and_no_file(capsys, tmp_path, argv, message):
@@ -160,6 +173,18 @@ def test_negative_host_cost_is_refused(capsys):
     code, _, err = run(capsys, "--kernels", "4", "--kernel-us", "1", *HAND[:-2], "--sync-us", "-1")
     assert code == 2
     assert "sync_us must be between 0" in err
+
+
+def test_a_trace_path_that_is_not_a_regular_file_is_refused(capsys, tmp_path):
+    # Renaming a temp file over a folder (or a device such as /dev/null) would replace it.
+    folder = tmp_path / "a_folder"
+    folder.mkdir()
+    code, out, err = run(
+        capsys, "--kernels", "2", "--kernel-us", "1", *HAND, "--trace", str(folder)
+    )
+    assert code == 2 and out == ""
+    assert "is not a regular file" in err
+    assert folder.is_dir() and list(folder.iterdir()) == []
 
 
 def test_unwritable_trace_path_is_a_clear_error(capsys, tmp_path):

@@ -100,6 +100,15 @@ def test_queued_eager_kernels_keep_the_kernel_gap():
     assert kernels(t)[0] == [5, 10, 15, 20]
 
 
+def test_a_full_launch_queue_makes_the_host_wait_inside_the_launch_call():
+    # Queue of 2: the 3rd launch cannot return before kernel 1 ends (11), the 4th before
+    # kernel 2 ends (21); each call starts when the previous returned, so it spans the wait.
+    t = simulate(eager(chain(4, 10.0), params(host=1), queue_depth=2))
+    assert host(t, "launch") == ([0, 1, 2, 12], [1, 2, 12, 22])
+    assert kernels(t) == ([1, 11, 21, 31], [11, 21, 31, 41])  # the GPU was never starved
+    assert host(t, "sync") == ([22], [41])
+
+
 def test_model_step_uses_each_kernels_duration_and_name():
     t = simulate(eager(model_step([2.0, 8.0, 1.0], names=["mm", "relu", "mm"]), params(host=4)))
     # launches end at 4, 8, 12; kernel 1 ends at 6 < 8; kernel 2 runs 8..16; kernel 3 16..17.
@@ -260,14 +269,19 @@ def reference_schedule(program):
     op_start, op_end = [], []
     start, end, item_epoch = {}, {}, {}
     stream_free = {}  # stream -> end of its last item since the last sync
+    launches_done = []  # when the work of each launch since the last sync finished
+    depth = program.queue_depth
     for op, (kind, cost) in enumerate(zip(program.op_kind, program.op_host_ns, strict=True)):
         op_start.append(host)
         if kind == OP_SYNC:
             host = max(host, gpu_done) + int(cost)
             op_end.append(host)
             stream_free.clear()
+            launches_done.clear()
             epoch += 1
             continue
+        if op in items_of and depth is not None and len(launches_done) >= depth:
+            host = max(host, launches_done[len(launches_done) - depth])
         host += int(cost)
         op_end.append(host)
         for item in items_of.get(op, []):
@@ -281,6 +295,8 @@ def reference_schedule(program):
             start[item], end[item], item_epoch[item] = s, s + int(program.item_dur_ns[item]), epoch
             stream_free[stream] = end[item]
             gpu_done = max(gpu_done, end[item])
+        if op in items_of:
+            launches_done.append(max(end[item] for item in items_of[op]))
     n = program.n_kernels
     return op_start, op_end, [start[i] for i in range(n)], [end[i] for i in range(n)]
 
@@ -303,20 +319,22 @@ durations = st.lists(st.integers(0, 20).map(lambda x: x / 2), min_size=1, max_si
     mode=st.sampled_from(["eager", "graph", "graph with copies"]),
     repeats=st.integers(1, 3),
     sync_every=st.one_of(st.none(), st.integers(1, 4)),
+    queue_depth=st.one_of(st.none(), st.integers(1, 4)),
 )
 def test_vectorised_schedule_matches_the_event_by_event_reference(
     kind, ks, side, host_us, latency, graph_launch, gap, sync, kernel_gap, replay_gap, mode,
-    repeats, sync_every,
+    repeats, sync_every, queue_depth,
 ):  # fmt: skip
     p = params(host_us, latency, graph_launch, gap, sync, kernel_gap, replay_gap)
     step = chain(len(ks), ks) if kind == "chain" else fork_join(ks, side, [1.0], [0.5])
+    options = {"sync_every": sync_every, "queue_depth": queue_depth}
     if mode == "eager":
-        program = eager(step, p, iterations=repeats, sync_every=sync_every)
+        program = eager(step, p, iterations=repeats, **options)
     elif mode == "graph":
-        program = graph(step, p, replays=repeats, sync_every=sync_every)
+        program = graph(step, p, replays=repeats, **options)
     else:
         copies = {"copy_in_us": side[:2], "copy_out_us": ks[:1]}
-        program = graph(step, p, replays=repeats, sync_every=sync_every, **copies)
+        program = graph(step, p, replays=repeats, **options, **copies)
     s = schedule(program)
     op_start, op_end, start, end = reference_schedule(program)
     assert s.item_start_ns.tolist() == start
@@ -344,6 +362,7 @@ def test_vectorised_schedule_matches_the_event_by_event_reference(
         (lambda: eager(chain(4, 1.0), params(), sync_every=0), "sync_every must be between 1"),
         (lambda: graph(chain(4, 1.0), params(), sync_every=-2), "sync_every must be between 1"),
         (lambda: eager(chain(4, 1.0), params(), iterations=0), "iterations must be between 1"),
+        (lambda: eager(chain(4, 1.0), params(), queue_depth=0), "queue_depth must be between 1"),
         (lambda: graph(chain(1000, 1.0), params(), replays=10**5), "too many to simulate"),
         (lambda: params(host=-1.0), "host_us must be between 0"),
         (lambda: params(gap=float("nan")), "node_gap_us must be between 0"),

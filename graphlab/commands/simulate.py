@@ -52,6 +52,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="K",
         help="host sync after every K kernels (the graph is then one graph per K kernels)",
     )
+    parser.add_argument(
+        "--queue-depth",
+        type=int,
+        metavar="Q",
+        help="launches the GPU's queue holds; a launch waits for room (default: no limit)",
+    )
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     parser.add_argument(
         "--trace",
@@ -87,7 +93,13 @@ def simulate_both(args: argparse.Namespace):
     from ..simulator.whatif import what_if
 
     step = chain(args.kernels, args.kernel_us)
-    return what_if(step, _params(args), sync_every=args.sync_every, capture_us=args.capture_us)
+    return what_if(
+        step,
+        _params(args),
+        sync_every=args.sync_every,
+        capture_us=args.capture_us,
+        queue_depth=args.queue_depth,
+    )
 
 
 def combined_chrome_trace(timelines: dict) -> dict:

@@ -6,6 +6,8 @@ import os
 import tempfile
 from pathlib import Path
 
+from ..errors import SimulatorError
+
 __all__ = ["write_atomically"]
 
 
@@ -13,9 +15,12 @@ def write_atomically(path: str | os.PathLike, text: str) -> Path:
     """Write ``text`` to ``path`` through a temp file in the same folder, then rename it.
 
     The rename is atomic, so ``path`` holds either its old content or all of ``text``; on any
-    error the temp file is removed and ``path`` is untouched.
+    error the temp file is removed and ``path`` is untouched. A path that exists but is not a
+    regular file (``/dev/null``, a pipe, a folder) is refused: renaming over it would replace it.
     """
     path = Path(path)
+    if path.exists() and not path.is_file():
+        raise SimulatorError(f"{path} exists and is not a regular file: write to a file path")
     path.parent.mkdir(parents=True, exist_ok=True)
     handle, temp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:

@@ -7,7 +7,8 @@ The host works through a :class:`Program` in order. Each operation costs the hos
 - an **event** op (record + wait, for a fork or join) costs host time and submits nothing;
 - a **sync** makes the host wait until every stream has finished, then costs ``sync`` time.
 
-The host never waits for the GPU except at a sync: it runs ahead, and launched work queues up.
+The host never waits for the GPU except at a sync: it runs ahead, and launched work queues up;
+optionally the queue is bounded, and a launch then waits for room in it.
 A kernel starts at the latest of three moments: its launch call's end plus the launch latency,
 the end of the previous kernel on its stream plus that kernel's gap, and the end of any kernel
 on another stream it waits for (an event, or a captured fork/join edge) plus the edge's gap.
@@ -84,6 +85,8 @@ class Program:
 
     launch_latency_ns: from the end of a launch op to the earliest start of what it submitted.
     meta: facts copied into the timeline's meta (parameters, workload, calibration provenance).
+    queue_depth: launches the GPU's queue holds (None: no limit). The m-th launch after a sync
+        cannot return before all the work of launch m - queue_depth has finished.
     """
 
     op_kind: np.ndarray
@@ -99,6 +102,7 @@ class Program:
     edge_gap_ns: np.ndarray
     launch_latency_ns: int
     meta: dict[str, Any] = field(default_factory=dict)
+    queue_depth: int | None = None
 
     def __post_init__(self):
         n_items = len(self.item_op)
@@ -114,6 +118,12 @@ class Program:
         submitters = self.op_kind[self.item_op]
         if np.any((submitters != OP_LAUNCH) & (submitters != OP_GRAPH_LAUNCH)):
             raise SimulatorError("only launch and graph-launch ops submit GPU work")
+        if self.queue_depth is not None and not (
+            isinstance(self.queue_depth, (int, np.integer)) and self.queue_depth >= 1
+        ):
+            raise SimulatorError(
+                f"queue_depth must be a whole number >= 1, got {self.queue_depth!r}"
+            )
         if len(self.edge_item) and np.any(self.edge_after >= self.edge_item):
             raise SimulatorError(
                 "a wait must be on work submitted earlier (edge_after < edge_item)"
@@ -189,6 +199,26 @@ def _device_starts(release, group, dur, gap, edges) -> np.ndarray:
         lower = raised
 
 
+def _queue_waits(p: Program, op_seg: np.ndarray) -> np.ndarray:
+    """Per op: the launch op whose work must finish before this launch can return (-1: none).
+
+    With a launch queue of depth Q, the m-th launch after a sync waits for launch m - Q.
+    """
+    waits_for = np.full(len(p), -1, dtype=np.int64)
+    if p.queue_depth is None:
+        return waits_for
+    launches = np.flatnonzero((p.op_kind == OP_LAUNCH) | (p.op_kind == OP_GRAPH_LAUNCH))
+    seg = op_seg[launches]
+    position = np.arange(len(launches))
+    first_in_segment = np.maximum.accumulate(
+        np.where(np.r_[True, seg[1:] != seg[:-1]], position, 0)
+    )
+    rank = position - first_in_segment  # launches before this one since the last sync
+    blocked = rank >= p.queue_depth
+    waits_for[launches[blocked]] = launches[np.flatnonzero(blocked) - p.queue_depth]
+    return waits_for
+
+
 def schedule(program: Program) -> Schedule:
     """Work out when every host op and GPU item of ``program`` starts and ends."""
     p = program
@@ -200,15 +230,14 @@ def schedule(program: Program) -> Schedule:
     # Segment j holds the ops after the (j-1)-th sync up to and including the j-th sync.
     op_seg = np.cumsum(is_sync) - is_sync
     n_seg = int(op_seg[-1]) + 1
-    # Host time inside a segment, measured from its start, before any waiting at its sync.
+    first_op = _segment_starts(op_seg)
+    # Host time inside a segment, from its start, if the host never had to wait (the wait at
+    # the sync that closes it comes later).
     work = np.where(is_sync, 0, p.op_host_ns)
     done = np.cumsum(work)
-    first_op = _segment_starts(op_seg)
-    op_end_rel = done - (done - work)[first_op][op_seg]
-    op_start_rel = op_end_rel - work
+    unblocked_end = done - (done - work)[first_op][op_seg]
 
     item_seg = op_seg[p.item_op]
-    release = op_end_rel[p.item_op] + p.launch_latency_ns
     # Items sorted by (segment, stream); submission order is kept within each group.
     streams, stream_index = np.unique(p.item_stream, return_inverse=True)
     group = item_seg * len(streams) + stream_index.reshape(-1)
@@ -218,12 +247,35 @@ def schedule(program: Program) -> Schedule:
     # A sync drains the GPU, so a wait across a sync is already met: keep waits within a segment.
     same = item_seg[p.edge_item] == item_seg[p.edge_after]
     edges = (rank[p.edge_item[same]], rank[p.edge_after[same]], p.edge_gap_ns[same])
-    start_sorted = _device_starts(
-        release[order], group[order], p.item_dur_ns[order], p.item_gap_ns[order], edges
-    )
-    item_start_rel = np.empty_like(start_sorted)
-    item_start_rel[order] = start_sorted
-    item_end_rel = item_start_rel + p.item_dur_ns
+
+    # A full launch queue makes a launch wait for the GPU: host and GPU times then depend on
+    # each other, so alternate between them until nothing moves (once without a queue).
+    waits_for = _queue_waits(p, op_seg)
+    blocked = waits_for >= 0
+    free_at = np.zeros(n_ops, dtype=np.int64)  # when each blocked launch may begin
+    while True:
+        # op_end = work so far + the longest wait so far: a running maximum per segment.
+        waited = np.where(blocked, free_at - (unblocked_end - work), 0)
+        op_end_rel = unblocked_end + _segmented_running_max(waited, op_seg)
+        release = op_end_rel[p.item_op] + p.launch_latency_ns
+        start_sorted = _device_starts(
+            release[order], group[order], p.item_dur_ns[order], p.item_gap_ns[order], edges
+        )
+        item_start_rel = np.empty_like(start_sorted)
+        item_start_rel[order] = start_sorted
+        item_end_rel = item_start_rel + p.item_dur_ns
+        if not blocked.any():
+            break
+        launch_done = np.zeros(n_ops, dtype=np.int64)
+        np.maximum.at(launch_done, p.item_op, item_end_rel)
+        now_free_at = np.where(blocked, launch_done[waits_for], 0)
+        if np.array_equal(now_free_at, free_at):
+            break
+        free_at = now_free_at
+    # Each op starts when the previous one ended: a launch that waited for the queue shows the
+    # wait inside its call, as a real trace does.
+    op_start_rel = np.r_[0, op_end_rel[:-1]]
+    op_start_rel[first_op] = 0
 
     # Each segment lasts until its sync returns: once the host has reached the sync and the GPU
     # has finished, plus the sync's own cost. The last segment may end without a sync.

@@ -64,15 +64,18 @@ def what_if(
     *,
     sync_every: int | None = None,
     capture_us: float | None = None,
+    queue_depth: int | None = None,
 ) -> WhatIf:
     """Simulate ``step`` once eagerly and once as a replay (each ending in a synchronize).
 
     The break-even count is ``capture / (eager total - graph total)``, with ``capture_us`` if
-    given, else the calibrated capture model ``params.capture_us(len(step))``.
+    given, else the calibrated capture model ``params.capture_us(len(step))``. ``queue_depth``
+    bounds the launch queue (None: unbounded).
     """
+    options = {"sync_every": sync_every, "queue_depth": queue_depth}
     timelines = {
-        "eager": simulate(eager(step, params, sync_every=sync_every)),
-        "graph": simulate(graph(step, params, sync_every=sync_every)),
+        "eager": simulate(eager(step, params, **options)),
+        "graph": simulate(graph(step, params, **options)),
     }
     figures = {mode: _figures(t, len(step)) for mode, t in timelines.items()}
     if capture_us is not None:
@@ -96,5 +99,5 @@ def what_if(
         capture_source=source,
         break_even=n_star,
         params=params,
-        workload={"label": step.label, "kernels": len(step), "sync_every": sync_every},
+        workload={"label": step.label, "kernels": len(step), **options},
     )

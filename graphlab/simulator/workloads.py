@@ -205,6 +205,10 @@ def _tile(step: Step, repeats: int, what: str):
     )
 
 
+def _depth(queue_depth: int | None) -> int | None:
+    return None if queue_depth is None else _count("queue_depth", queue_depth)
+
+
 def _meta(step: Step, params: SimParams, mode: str, repeats: int, sync_every) -> dict:
     return {
         "mode": mode,
@@ -220,13 +224,19 @@ def _meta(step: Step, params: SimParams, mode: str, repeats: int, sync_every) ->
 
 
 def eager(
-    step: Step, params: SimParams, *, iterations: int = 1, sync_every: int | None = None
+    step: Step,
+    params: SimParams,
+    *,
+    iterations: int = 1,
+    sync_every: int | None = None,
+    queue_depth: int | None = None,
 ) -> Program:
     """The step run eagerly ``iterations`` times: one host launch per kernel, every iteration.
 
     Each kernel costs the host ``params.host_us``; so does each wait between streams (an event
     record and a stream wait, one Python call). A kernel already queued starts
-    ``params.kernel_gap_us`` after the previous kernel on its stream ends.
+    ``params.kernel_gap_us`` after the previous kernel on its stream ends. ``queue_depth``
+    bounds the launches the GPU holds: the host then waits for room (None: no bound).
     """
     dur, stream, name, waits = _tile(step, iterations, "iterations")
     total = len(dur)
@@ -253,6 +263,7 @@ def eager(
         edge_gap_ns=np.zeros(len(waits), dtype=np.int64),
         launch_latency_ns=int(_ns(params.launch_latency_us)),
         meta=_meta(step, params, "eager", iterations, sync_every),
+        queue_depth=_depth(queue_depth),
     )
 
 
@@ -264,6 +275,7 @@ def graph(
     sync_every: int | None = None,
     copy_in_us: Sequence[float] = (),
     copy_out_us: Sequence[float] = (),
+    queue_depth: int | None = None,
 ) -> Program:
     """The step captured once and replayed ``replays`` times (capture itself is not simulated).
 
@@ -275,7 +287,8 @@ def graph(
 
     ``copy_in_us`` and ``copy_out_us`` are eager copy kernels launched before and after each
     replay (an end-to-end loop copies new inputs into the static buffers and clones the outputs):
-    each costs the host ``params.host_us``, like any eager launch.
+    each costs the host ``params.host_us``, like any eager launch. ``queue_depth`` bounds the
+    launches (graph launches and copies) the GPU holds, as for :func:`eager`.
     """
     copy_in = _ns(_durations("copy_in_us", copy_in_us))
     copy_out = _ns(_durations("copy_out_us", copy_out_us))
@@ -338,4 +351,5 @@ def graph(
         edge_gap_ns=np.full(len(waits), node_gap, dtype=np.int64),
         launch_latency_ns=int(_ns(params.launch_latency_us)),
         meta=_meta(step, params, "graph", replays, sync_every),
+        queue_depth=_depth(queue_depth),
     )
