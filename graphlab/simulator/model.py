@@ -7,11 +7,11 @@ The host works through a :class:`Program` in order. Each operation costs the hos
 - an **event** op (record + wait, for a fork or join) costs host time and submits nothing;
 - a **sync** makes the host wait until every stream has finished, then costs ``sync`` time.
 
-The host never waits for the GPU except at a sync: it runs ahead, and launched work queues up;
-optionally the queue is bounded, and a launch then waits for room in it.
-A kernel starts at the latest of three moments: its launch call's end plus the launch latency,
-the end of the previous kernel on its stream plus that kernel's gap, and the end of any kernel
-on another stream it waits for (an event, or a captured fork/join edge) plus the edge's gap.
+The host never waits for the GPU except at a sync: it runs ahead, and launched work queues up
+(optionally the queue is bounded, and a launch then waits for room in it). A kernel starts at
+the latest of three moments: its launch call's end plus the launch latency, the end of the
+previous kernel on its stream plus that kernel's gap, and the end of any kernel on another
+stream it waits for (an event, or a captured fork/join edge) plus the edge's gap.
 
 Why it is fast: on one stream, ``start[i] = max(release[i], end[i-1] + gap[i])`` unrolls to
 ``start[i] = P[i] + max(release[j] - P[j] for j <= i)``, where ``P`` is a running sum of
@@ -19,7 +19,8 @@ durations and gaps; that running maximum is one ``np.maximum.accumulate``. A syn
 so the stretch between two syncs ("segment") does not depend on what came before except through
 its start time: every segment is scheduled at once from time zero, and the segments are then laid
 end to end with a cumulative sum. Waits between streams are met by repeating the vectorised pass
-until no start time moves (one extra pass per hop between streams inside a segment).
+until no start time moves (one extra pass per hop between streams inside a segment); so is a
+bounded launch queue, alternating between host times and GPU times.
 """
 
 from __future__ import annotations

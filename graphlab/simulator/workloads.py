@@ -13,6 +13,10 @@ iteration), and hand that to :func:`~graphlab.simulator.model.simulate`.
 ``sync_every`` the step is captured as several graphs, one per stretch between syncs, and each
 replay launches them in turn with a sync after each: the best a graph can do for such a loop.
 Every program ends with a sync, as a timed loop must.
+
+:func:`graph` can also launch eager copy kernels around each replay (``copy_in_us``,
+``copy_out_us``): the end-to-end loop that copies new inputs in and clones the outputs. Both
+builders take ``queue_depth`` to bound how many launches the GPU's queue holds.
 """
 
 from __future__ import annotations
