@@ -2,7 +2,8 @@
 
 All times below were worked out by hand from the model's rules (module docstring of
 graphlab.simulator.model): a kernel starts at max(its launch's end + latency, the previous kernel
-on its stream's end + gap, the end of what it waits for + gap); the host only waits at syncs.
+on its stream's end + gap, the end of what it waits for + gap); the host only waits at syncs
+(and, with a bounded launch queue, for room in it).
 Parameters are chosen by hand for easy arithmetic; they are not GPU measurements.
 """
 
