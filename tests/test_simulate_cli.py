@@ -100,6 +100,10 @@ def test_trace_holds_both_timelines_as_two_processes(capsys, tmp_path):
     ]  # fmt: skip
     assert ("cudaGraphLaunch", 0.0, 3.0) in spans[2]
     assert [s[1] for s in spans[2] if s[0] == "kernel"] == [3.0, 4.5, 6.0, 7.5]
+    # Correlation ids stay unique across the two runs: the graph's launch links its own kernels.
+    corr = {pid: {e["args"]["correlation"] for e in events if e["ph"] == "X" and e["pid"] == pid
+                  and "correlation" in e["args"]} for pid in processes}  # fmt: skip
+    assert corr[1].isdisjoint(corr[2]) and len(corr[2]) == 1
     assert list(tmp_path.iterdir()) == [path]  # no temp file left behind
 
 

@@ -106,9 +106,12 @@ def combined_chrome_trace(timelines: dict) -> dict:
     """One Chrome trace holding several timelines, one process per name (``eager``, ``graph``).
 
     Each timeline's own export is reused; its events move to the process of its name, with the
-    host thread and each GPU stream as labelled threads.
+    host thread and each GPU stream as labelled threads. All runs start at time 0, side by side,
+    for viewing (Perfetto, chrome://tracing); correlation ids are shifted so that each stays
+    unique in the file and still links a launch to its own kernels.
     """
     events = []
+    shift = 0
     for pid, (label, timeline) in enumerate(timelines.items(), start=1):
         trace = json.loads(timeline.to_chrome_trace())
         events.append({"name": "process_name", "ph": "M", "pid": pid, "args": {"name": label}})
@@ -123,7 +126,11 @@ def combined_chrome_trace(timelines: dict) -> dict:
             else:
                 tid = _STREAM_TID + stream
                 lanes[tid] = f"stream {stream}"
-            events.append({**event, "pid": pid, "tid": tid})
+            args = dict(event["args"])
+            if "correlation" in args:
+                args["correlation"] += shift
+            events.append({**event, "pid": pid, "tid": tid, "args": args})
+        shift += int(timeline.correlation.max()) + 1 if len(timeline) else 0
         events.extend(
             {"name": "thread_name", "ph": "M", "pid": pid, "tid": tid, "args": {"name": lane}}
             for tid, lane in lanes.items()
