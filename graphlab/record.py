@@ -274,6 +274,8 @@ def write_recording(data: Mapping[str, Any], directory: str | os.PathLike) -> Pa
         ) from None
     folder = _writable_folder(directory)
     path = folder / f"{data['name']}.json"
+    if path.is_symlink() or (path.exists() and not path.is_file()):
+        raise RecordingError(f"{path} exists and is not a regular file: move it away first")
     handle, temp = tempfile.mkstemp(dir=folder, prefix=f".{data['name']}.", suffix=".tmp")
     try:
         with os.fdopen(handle, "w", encoding="utf-8") as out:

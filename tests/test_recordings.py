@@ -389,6 +389,30 @@ def test_write_recording_refuses_bad_data_and_leaves_the_old_file(tmp_path):
     assert [p.name for p in tmp_path.iterdir()] == ["chain_2_k8.json"]
 
 
+@pytest.mark.parametrize("name", ["../escape", "a/b", ".hidden", "", "chain 2"])
+def test_write_recording_refuses_names_that_are_not_file_names(tmp_path, name):
+    with pytest.raises(RecordingError, match="is not a recording name"):
+        write_recording(fixture_recording(name), tmp_path / "out")
+    assert not (tmp_path / "out").exists()
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_write_recording_does_not_replace_a_folder_or_a_link(tmp_path):
+    (tmp_path / "chain_2_k8.json").mkdir()
+    with pytest.raises(RecordingError, match="exists and is not a regular file"):
+        write_recording(fixture_recording(), tmp_path)
+    (tmp_path / "target.txt").write_text("keep", encoding="utf-8")
+    (tmp_path / "chain_3_k8.json").symlink_to(tmp_path / "target.txt")
+    with pytest.raises(RecordingError, match="exists and is not a regular file"):
+        write_recording(fixture_recording("chain_3_k8"), tmp_path)
+    assert (tmp_path / "target.txt").read_text(encoding="utf-8") == "keep"
+    assert sorted(p.name for p in tmp_path.iterdir()) == [
+        "chain_2_k8.json",
+        "chain_3_k8.json",
+        "target.txt",
+    ]
+
+
 def test_write_recording_into_a_file_is_a_recording_error(tmp_path):
     blocker = tmp_path / "not_a_folder"
     blocker.write_text("", encoding="utf-8")

@@ -62,6 +62,9 @@ TIMING_KEYS = (
 )
 TIMELINE_MODES = ("eager", "graph")
 
+# A recording's name is its file name without ".json": no folders, no hidden files.
+_NAME = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9_.-]*")
+
 # Values that name no GPU: a recording claiming one of these was not made on a real device.
 _NOT_A_GPU = {"", "cpu", "none", "null", "unknown", "emulator", "simulator", "n/a"}
 
@@ -177,6 +180,11 @@ def check_recording(data: Any, where: str = "recording") -> None:
     ]:
         if not isinstance(data.get(key), kind):
             raise RecordingError(f"{where}: missing or malformed {key!r}; {advice}")
+    if not _NAME.fullmatch(data["name"]):
+        raise RecordingError(
+            f"{where}: name {data['name']!r} is not a recording name (letters, digits, '_', "
+            "'-' and '.', not starting with '.'): it names the file the recording is stored in"
+        )
     meta = data["meta"]
     missing = [key for key in META_KEYS if not isinstance(meta.get(key), str)]
     if missing:
