@@ -167,7 +167,8 @@ def lab_args(*argv) -> argparse.Namespace:
     return parser.parse_args(list(argv))
 
 
-def test_lab_command_line(tmp_path):
+def test_lab_command_line(tmp_path, monkeypatch):
+    monkeypatch.setattr(lab.os, "geteuid", lambda: 1000)  # an ordinary user
     default = lab.build_command(lab_args(), tmp_path)
     assert default == [
         sys.executable,
@@ -188,13 +189,20 @@ def test_lab_command_line(tmp_path):
     assert not any("token" in a.lower() or "password" in a.lower() for a in custom)
 
 
+def test_lab_as_root_adds_allow_root(tmp_path, monkeypatch):
+    # Cloud GPU containers run as root, where JupyterLab will not start without --allow-root.
+    monkeypatch.setattr(lab.os, "geteuid", lambda: 0)
+    command = lab.build_command(lab_args(), tmp_path)
+    assert command[-2:] == ["--ServerApp.ip=127.0.0.1", "--allow-root"]
+
+
 def test_lab_options_are_ones_jupyterlab_knows():
     from jupyter_server.serverapp import ServerApp
     from jupyterlab.labapp import LabApp
 
     traits = ServerApp.class_traits()
     assert all(name in traits for name in ("root_dir", "ip", "port"))
-    assert "no-browser" in LabApp.flags
+    assert "no-browser" in LabApp.flags and "allow-root" in LabApp.flags
 
 
 def test_lab_runs_jupyterlab_on_the_folder(capsys, tmp_path, monkeypatch):

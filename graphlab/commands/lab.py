@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import ipaddress
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -66,6 +67,10 @@ def build_command(args: argparse.Namespace, folder: Path) -> list[str]:
         command.append(f"--ServerApp.port={args.port}")
     if args.no_browser:
         command.append("--no-browser")
+    if os.geteuid() == 0:
+        # GPU cloud containers (RunPod, Brev, many Docker images) run as root, where JupyterLab
+        # refuses to start without this flag; the loopback default and the token still guard it.
+        command.append("--allow-root")
     return command
 
 
