@@ -567,3 +567,42 @@ def test_training_checker_answers_any_wrong_answer_with_checkfailed(step, optimi
 
     with contextlib.suppress(CheckFailed):
         check_captured_training(learner(step), learner(optimizer))
+
+
+# -- output files ---------------------------------------------------------------------------------
+
+
+def _not_regular_targets(folder: Path) -> dict[str, Path]:
+    """Paths a writer must refuse: a folder, a named pipe, and a path under a regular file."""
+    import os
+
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "a_folder").mkdir(exist_ok=True)
+    pipe = folder / "a_pipe.json"
+    if not pipe.exists():
+        os.mkfifo(pipe)
+    (folder / "a_file").write_text("keep me")
+    return {
+        "folder": folder / "a_folder",
+        "pipe": pipe,
+        "under_a_file": folder / "a_file" / "out.json",
+    }
+
+
+def _unchanged(folder: Path) -> None:
+    import stat
+
+    assert (folder / "a_folder").is_dir()
+    assert stat.S_ISFIFO((folder / "a_pipe.json").stat().st_mode), "a pipe was replaced"
+    assert (folder / "a_file").read_text() == "keep me"
+    assert not [p.name for p in folder.rglob("*.tmp")], "a temp file was left behind"
+
+
+def test_recording_writer_refuses_paths_that_are_not_folders(tmp_path):
+    from graphlab.record import write_recording
+
+    targets = _not_regular_targets(tmp_path)
+    for target in (targets["pipe"], tmp_path / "a_file"):
+        with pytest.raises(GraphlabError):
+            write_recording(fixture_recording(), target)
+    _unchanged(tmp_path)
