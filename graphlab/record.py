@@ -321,8 +321,8 @@ def record(
 
     1. time every experiment, in a process that has never run the profiler (the profiler slows
        launches down, and CUPTI may stay attached after a session);
-    2. capture one graph per experiment, still before any profiling session: with some CUPTI
-       versions a profiling session before a capture leaves later graph kernels untraced;
+    2. capture one graph per experiment, still before any profiling session: a profiling session
+       before a capture has been reported to leave the kernels of later replays untraced;
     3. profile each experiment's eager run and replay, then write its recording.
 
     Before phase 1, one tiny graph is captured untimed (:func:`_prime_graphs`).
@@ -340,7 +340,7 @@ def record(
     _prime_graphs()
     failures: dict[str, str] = {}
     measured: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {}
-    captured: dict[str, Any] = {}
+    captured: dict[str, Captured] = {}
     written: list[Path] = []
 
     with tqdm(total=3 * len(plan), desc="graphlab record", unit="step") as progress:
