@@ -433,6 +433,11 @@ def test_breakeven_from_the_simulator():
     assert b.n_star == 20.0 / 12.5
     with pytest.raises(SimulatorError, match="no capture cost"):
         from_simulation(chain(4, 1.0), params())
+    # End to end: a 1 µs input copy before and a 1 µs clone after the replay, 5 µs launches
+    # each. Copy kernel 5-6; graph launch 5-8, nodes 8, 9.5, 11, 12.5 (end 13.5); clone launch
+    # 8-13, kernel 13.5-14.5 (waits for the last node): the replay step ends at 14.5.
+    b = from_simulation(chain(4, 1.0), p, copy_in_us=[1.0], copy_out_us=[1.0])
+    assert (b.eager_us, b.replay_us) == (21.0, 14.5)
 
 
 def test_model_vs_measured_cumulative_totals():

@@ -13,7 +13,7 @@ a recording's timings) or from the simulator (:func:`from_simulation`).
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 
 import numpy as np
@@ -114,11 +114,19 @@ def from_timings(timings) -> BreakEven:
     return BreakEven(capture, eager_us, replay_us, source="measured")
 
 
-def from_simulation(step: Step, params: SimParams) -> BreakEven:
+def from_simulation(
+    step: Step,
+    params: SimParams,
+    *,
+    copy_in_us: Sequence[float] = (),
+    copy_out_us: Sequence[float] = (),
+) -> BreakEven:
     """Break-even from the simulator: one step run eagerly vs one replay, each ending in a sync.
 
-    The capture cost is the calibrated capture model (``params.capture_us(len(step))``), since
-    capture is host work the simulator does not model; SimulatorError if it is not calibrated.
+    ``copy_in_us`` and ``copy_out_us`` are the replay's own extra kernels in an end-to-end loop
+    (new inputs copied into the static buffers, outputs cloned), so both sides cover the same
+    scope. The capture cost is the calibrated capture model (``params.capture_us(len(step))``),
+    since capture is host work the simulator does not model; SimulatorError if there is none.
     """
     capture = params.capture_us(len(step))
     if capture is None:
@@ -126,8 +134,9 @@ def from_simulation(step: Step, params: SimParams) -> BreakEven:
             "no capture cost in these parameters: set capture_base_us and capture_per_kernel_us "
             "(the calibrated parameters have them) to get a break-even point"
         )
+    copies = {"copy_in_us": copy_in_us, "copy_out_us": copy_out_us}
     eager_us = int(simulate(eager(step, params)).end_ns.max()) / 1000
-    replay_us = int(simulate(graph(step, params)).end_ns.max()) / 1000
+    replay_us = int(simulate(graph(step, params, **copies)).end_ns.max()) / 1000
     return BreakEven(capture, eager_us, replay_us, source="simulated")
 
 
