@@ -374,3 +374,13 @@ def test_playground_sliders_redraw_the_timelines():
     launches = nan_pairs(bar_traces(playground.view, 0)["host: launch call"].x)
     assert launches[:2] == [(0, 20), (20, 40)]
     assert playground.params.host_us == 20.0 and playground.params.graph_launch_us == 10.0
+
+
+def test_break_even_starts_from_a_bundled_recording():
+    recording = graphlab.recording("chain_10_k4096")  # real H200 data bundled with graphlab
+    explorer = BreakEvenExplorer(recording)
+    t = recording.timings
+    assert explorer.capture.value == pytest.approx(t["capture_us"], rel=1e-3)
+    assert explorer.eager.value == pytest.approx(t["eager_end_to_end_us"], rel=1e-3)
+    assert explorer.replay.value == pytest.approx(t["replay_end_to_end_us"], rel=1e-3)
+    assert recording.label in explorer.figure.layout.title.text

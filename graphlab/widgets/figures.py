@@ -48,8 +48,12 @@ PANEL_GAP_PX = 42
 BOTTOM_PX = 48
 
 # Above this many events in a figure, draw a level-of-detail view (see lod.py) instead of every
-# event. LOD_PIXELS is a generous plot width: runs closer than 1/LOD_PIXELS of the view merge.
-LOD_EVENTS = 400_000
+# event: the browser then draws at most a few thousand bars per lane, whatever the event count,
+# and the zoom callback refines them. Measured in chromium with software WebGL (no GPU), every
+# event of a 10,000-kernel pair (30,000 events) already took over a second to draw, so the
+# exact picture is kept for the course's sizes (a few thousand events) and a little more.
+# LOD_PIXELS is a generous plot width: runs closer than 1/LOD_PIXELS of the view merge.
+LOD_EVENTS = 20_000
 LOD_PIXELS = 2000
 
 # Hover traces per track: one per distinct name, for the most frequent names; the rest share one.

@@ -13,8 +13,6 @@ import numpy as np
 
 from .display import StaticFallback, figure_html
 from .figures import (
-    LOD_PIXELS,
-    full_range,
     lod_min_gap,
     panel_of,
     timeline_figure,
@@ -25,10 +23,6 @@ from .lanes import device_gaps_ns
 from .sources import pick_timelines
 
 __all__ = ["SUMMARY_ROWS", "TimelineView", "summary_row_values"]
-
-# Events in the static picture (nbconvert HTML, saved notebooks): above this, the level-of-detail
-# view of the whole range, so a saved notebook does not carry megabytes per figure.
-STATIC_EVENTS = 20_000
 
 # (row label, format) of the summary table, in the order summary_row_values() returns them
 SUMMARY_ROWS = (
@@ -129,7 +123,7 @@ class TimelineView(StaticFallback, widgets.HBox):
         self._load(pick_timelines(eager, graph))
         traces = timeline_traces(self.panels, None, lod_min_gap(self.panels))
         with self.figure.batch_update():
-            self.figure.layout = timeline_layout(self.panels)
+            self.figure.update_layout(timeline_layout(self.panels))
             if len(traces) == len(self.figure.data):
                 for trace, new in zip(self.figure.data, traces, strict=True):
                     trace.update(new)
@@ -153,11 +147,9 @@ class TimelineView(StaticFallback, widgets.HBox):
     def static_html(self) -> str:
         """The picture as plain plotly HTML plus the summary table (no widget front end needed).
 
-        Above STATIC_EVENTS events it is the level-of-detail view of the whole range.
+        Large timelines get the level-of-detail view of the whole range, as the widget starts.
         """
-        x0, x1 = full_range(self.panels)
-        min_gap = (x1 - x0) / LOD_PIXELS if self.events > STATIC_EVENTS else 0.0
-        figure = timeline_figure(self.panels, min_gap=min_gap)
+        figure = timeline_figure(self.panels, min_gap=lod_min_gap(self.panels))
         return (
             "<div style='display:flex;flex-wrap:wrap;align-items:flex-start;gap:12px'>"
             f"<div>{figure_html(figure)}</div>{self._summary_html}</div>"
