@@ -211,6 +211,11 @@ def test_static_figure_for_front_ends_without_widgets(eager, graph):
     html, _ = HTMLExporter().from_notebook_node(nb)
     assert 'class="plotly-graph-div"' in html
     assert "graphlab-summary" in html and "65.5%" in html
+    # Text-only viewers get the summary as text.
+    assert bundle["text/plain"].splitlines()[0] == (
+        "eager (profiled on fixture GPU): kernels 3, span (µs) 14.5, busy (µs) 5.0, idle 65.5%, "
+        "median gap (µs) 4.750, launch calls 3, host µs per launch (median) 5.000"
+    )
 
 
 def test_level_of_detail_merges_below_a_pixel_and_refines_on_zoom(monkeypatch):

@@ -145,6 +145,12 @@ class BreakEvenExplorer(StaticFallback, widgets.VBox):
             }
         self.readout.value = self._sentence(n_star)
 
+    def static_text(self) -> str:
+        c, te, tr = self.capture.value, self.eager.value, self.replay.value
+        return f"C = {c:,.1f} µs, t_e = {te:,.1f} µs, t_r = {tr:,.1f} µs. " + html.unescape(
+            self.readout.value
+        )
+
     def _sentence(self, n_star: float | None) -> str:
         if n_star is None:
             return (

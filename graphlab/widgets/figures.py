@@ -42,7 +42,7 @@ LANE_PX = 30
 BAR_PX = 18
 # A fixed width keeps the summary table beside the plot (the widget wraps it below when the
 # notebook is narrower); plotly's autosize cannot see the width of an ipywidgets flex box.
-WIDTH_PX = 640
+WIDTH_PX = 600
 TOP_PX = 34
 PANEL_GAP_PX = 42
 BOTTOM_PX = 48

@@ -106,5 +106,8 @@ class GapView(StaticFallback, widgets.VBox):
             ]
         return layout
 
+    def static_text(self) -> str:
+        return self.meter
+
     def static_html(self) -> str:
         return f"<p><b>{html.escape(self.meter)}</b></p>{figure_html(self.figure)}"

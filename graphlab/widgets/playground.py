@@ -105,9 +105,15 @@ class SimulatorPlayground(StaticFallback, widgets.VBox):
     def _redraw(self, change=None) -> None:
         self.view.set_timelines(*self._simulate())
 
-    def static_html(self) -> str:
-        settings = (
-            f"{self.kernels.value} kernels of {self.kernel_us.value:g} µs, host "
-            f"{self.host_us.value:g} µs per launch, sync every {self.sync_every.value or 'end'}"
+    def _settings(self) -> str:
+        return (
+            f"Simulated: {self.kernels.value} kernels of {self.kernel_us.value:g} µs, host "
+            f"{self.host_us.value:g} µs per launch, sync every "
+            f"{self.sync_every.value or 'step (at the end)'}"
         )
-        return f"<p>Simulated: {html.escape(settings)}</p>{self.view.static_html()}"
+
+    def static_text(self) -> str:
+        return f"{self._settings()}\n{self.view.static_text()}"
+
+    def static_html(self) -> str:
+        return f"<p>{html.escape(self._settings())}</p>{self.view.static_html()}"

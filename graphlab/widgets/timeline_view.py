@@ -32,7 +32,7 @@ SUMMARY_ROWS = (
     ("idle", "{:.1%}"),
     ("median gap (µs)", "{:,.3f}"),
     ("launch calls", "{:d}"),
-    ("host µs per launch call (median)", "{:,.3f}"),
+    ("host µs per launch (median)", "{:,.3f}"),
 )
 
 
@@ -55,7 +55,7 @@ def summary_row_values(timeline, summary: dict) -> list:
 
 
 # Inline styles: the same table shows inside the widget and in static HTML exports.
-_CELL = "padding:2px 8px;text-align:right;border-bottom:1px solid #eee"
+_CELL = "padding:2px 8px;line-height:1.4;text-align:right;border-bottom:1px solid #eee"
 
 
 def summary_html(columns: list[tuple[str, object, dict]]) -> str:
@@ -143,6 +143,21 @@ class TimelineView(StaticFallback, widgets.HBox):
                 for key in ("x", "y", "customdata", "text"):
                     if key in new:
                         setattr(trace, key, new[key])
+
+    def static_text(self) -> str:
+        """The summary as plain text: one line per timeline."""
+        return "\n".join(
+            f"{panel.title} ({panel.source}): "
+            + ", ".join(
+                f"{label} " + ("–" if v is None else fmt.format(v))
+                for (label, fmt), v in zip(
+                    SUMMARY_ROWS,
+                    summary_row_values(panel.timeline, self.summaries[panel.title]),
+                    strict=True,
+                )
+            )
+            for panel in self.panels
+        )
 
     def static_html(self) -> str:
         """The picture as plain plotly HTML plus the summary table (no widget front end needed).
