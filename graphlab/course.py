@@ -97,7 +97,8 @@ def install_cell_source(url: str | None = None) -> str:
         'if importlib.util.find_spec("graphlab") is None:\n'
         '    pip = [sys.executable, "-m", "pip", "install", "-q"]\n'
         f'    subprocess.check_call([*pip, "--no-deps", "git+{url}"])\n'
-        '    subprocess.check_call([*pip, "numpy", "plotly", "ipywidgets", "anywidget", "tqdm"])'
+        '    light = ["numpy", "plotly", "ipywidgets", "anywidget", "tqdm", "cloudpickle"]\n'
+        "    subprocess.check_call([*pip, *light])"
     )
 
 
