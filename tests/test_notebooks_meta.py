@@ -62,8 +62,9 @@ def test_lesson_ends_with_a_summary(lesson):
 
 
 def test_exercises_follow_the_exercise2_convention(lesson):
-    """A visible stub (solution2_first) raising NotImplementedError, then the hidden solution,
-    then a cell calling a graphlab checker, so that running top to bottom checks the solution."""
+    """A visible stub (solution2_first) raising NotImplementedError, then the solution (hidden for
+    exercise2, collapsed for JupyterLab, a toggle for Jupyter Book), then a cell calling a graphlab
+    checker, so that running top to bottom checks the solution."""
     name, nb = lesson
     cells = nb.cells
     starts = [i for i, c in enumerate(cells) if c.metadata.get("solution2_first") is True]
@@ -74,6 +75,8 @@ def test_exercises_follow_the_exercise2_convention(lesson):
         assert stub.metadata.get("solution2") == "hidden"
         assert solution.cell_type == "code"
         assert solution.metadata.get("solution2") == "hidden"
+        assert solution.metadata.get("jupyter") == {"source_hidden": True}  # collapsed in Lab
+        assert "hide-cell" in solution.metadata.get("tags", [])  # Jupyter Book's toggle
         assert "solution2_first" not in solution.metadata
         assert "NotImplementedError" not in solution.source
         assert re.search(r"\bcheck_\w+\(", check.source), f"{name}: no checker after the solution"
