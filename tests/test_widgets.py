@@ -6,6 +6,7 @@ from them (see the comments), not read back from the code.
 
 from __future__ import annotations
 
+import html
 import math
 
 import nbformat
@@ -79,7 +80,7 @@ def bar_traces(view, panel: int):
     return {
         t.name: t
         for t in view.figure.data
-        if t.mode == "lines" and t.xaxis == axis and not t.name.endswith(("idle gaps", "edges"))
+        if t.mode == "lines" and t.xaxis == axis and not t.name.endswith("idle gaps")
     }
 
 
@@ -179,7 +180,11 @@ def test_a_bundled_recording_supplies_both_timelines_and_its_provenance():
     for panel, mode in zip(view.panels, ("eager", "graph"), strict=True):
         assert view.summaries[panel.title] == recording.timeline(mode).summary().to_dict()
         assert panel.source == recording.label
-    assert view.figure.layout.annotations[1].text == f"<b>graph replay</b> · {recording.label}"
+    # The banner above a panel is short; the full provenance line is under the summary table.
+    gpu = recording.meta["gpu"]
+    banner = f"<b>graph replay</b> · recording chain_10_k4096 on {gpu}"
+    assert view.figure.layout.annotations[1].text == banner
+    assert html.escape(recording.label) in view.children[1].value
 
 
 def test_one_timeline_alone(graph):

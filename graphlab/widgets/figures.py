@@ -22,6 +22,7 @@ import plotly.graph_objects as go
 
 from .lanes import Track, lanes_of
 from .lod import merge_runs, segments, visible_slice
+from .sources import banner
 
 __all__ = [
     "LOD_EVENTS",
@@ -170,7 +171,7 @@ def timeline_layout(panels: Sequence[Panel]) -> dict:
         layout[f"xaxis{s}"] = xaxis
         layout["annotations"].append(
             {
-                "text": f"<b>{panel.title}</b> · {panel.source}",
+                "text": f"<b>{panel.title}</b> · {html.escape(banner(panel.timeline.meta))}",
                 "xref": "paper",
                 "yref": "paper",
                 "x": 0,
@@ -209,8 +210,8 @@ def timeline_traces(
 ) -> list[dict]:
     """All trace dicts of the figure, in a fixed order that does not depend on the view.
 
-    Per panel: the idle-gap band, then for every track its bars, the ticks where bars start, its
-    single-event hover markers (one trace per frequent name) and its merged-run hover markers.
+    Per panel: the idle-gap band, then for every track its bars, its single-event hover markers
+    (one trace per frequent name) and its merged-run hover markers.
     With ``x_range`` only what may be visible (plus one view width either side, so a small pan
     shows data at once) is included; with ``min_gap > 0`` bars closer than that are merged
     (level of detail). The defaults give the exact picture.
@@ -239,7 +240,6 @@ def timeline_traces(
                 }
                 | axes
             )
-            traces.append(_edge_trace(track, runs) | axes)
             single = runs.count == 1
             idx = runs.first[single] + window.start
             code = track.code[idx]
@@ -257,30 +257,18 @@ def _with_margin(x_range: tuple[float, float]) -> tuple[float, float]:
     return x0 - width, x1 + width
 
 
-def _edge_trace(track: Track, runs) -> dict:
-    """A thin white tick where each bar starts, so back-to-back launch calls (or kernels) read
-    as separate bars rather than one long one."""
-    n = len(runs)
-    x = np.repeat(runs.start, 3)
-    x[2::3] = np.nan
-    y = np.empty(3 * n)
-    y[0::3] = track.lane - BAR_PX / LANE_PX / 2
-    y[1::3] = track.lane + BAR_PX / LANE_PX / 2
-    y[2::3] = np.nan
-    return {
-        "type": "scattergl",
-        "mode": "lines",
-        "x": x,
-        "y": y,
-        "line": {"color": "white", "width": 1},
-        "hoverinfo": "skip",
-        "name": f"{track.label}: {GROUP_NAMES[track.group]} edges",
-    }
+def _hover_marker(**marker) -> dict:
+    """An invisible marker as large as a bar, at an event's middle: it carries the hover.
+
+    Invisible on purpose: any mark drawn per event would paint a lane of sub-pixel kernels solid
+    and hide how idle the GPU really was.
+    """
+    return {"size": BAR_PX, "opacity": 0, **marker}
 
 
 def _single_trace(track: Track, idx: np.ndarray, name: str | None) -> dict:
-    """Invisible hover markers at the middle of single events ``idx`` of ``track``, all named
-    ``name``; ``None`` collects the rarer names, which then travel as per-point text."""
+    """Hover markers at the middle of single events ``idx`` of ``track``, all named ``name``;
+    ``None`` collects the rarer names, which then travel as per-point text."""
     start, end = track.start_us[idx], track.end_us[idx]
     trace = {
         "type": "scattergl",
@@ -288,7 +276,7 @@ def _single_trace(track: Track, idx: np.ndarray, name: str | None) -> dict:
         "x": (start + end) / 2,
         "y": np.full(len(idx), float(track.lane)),
         "customdata": end - start,
-        "marker": {"size": BAR_PX, "color": track.latency_us[idx], "opacity": 0},
+        "marker": _hover_marker(color=track.latency_us[idx]),
         "hovertemplate": _hover_single(track, name if name is not None else "%{text}"),
         "hoverlabel": {"bgcolor": COLOURS[track.group]},
     }
@@ -298,7 +286,7 @@ def _single_trace(track: Track, idx: np.ndarray, name: str | None) -> dict:
 
 
 def _merged_trace(track: Track, runs, many: np.ndarray) -> dict:
-    """Invisible hover markers over merged runs: how many events, how busy."""
+    """Hover markers over merged runs: how many events, how busy."""
     start, end = runs.start[many], runs.end[many]
     return {
         "type": "scattergl",
@@ -308,7 +296,7 @@ def _merged_trace(track: Track, runs, many: np.ndarray) -> dict:
         # Runs exist only in level-of-detail mode, at most a few thousand per view, so a small
         # 2-D array (sent as nested lists) costs nothing here.
         "customdata": np.column_stack([runs.count[many], runs.busy[many], end - start]),
-        "marker": {"size": BAR_PX, "opacity": 0},
+        "marker": _hover_marker(),
         "hovertemplate": _hover_merged(track),
         "hoverlabel": {"bgcolor": COLOURS[track.group]},
     }

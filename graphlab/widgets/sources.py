@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from ..errors import GraphlabError
 from ..timeline import Timeline
 
-__all__ = ["TITLES", "describe_source", "pick_timelines"]
+__all__ = ["TITLES", "banner", "describe_source", "pick_timelines"]
 
 TITLES = {"eager": "eager", "graph": "graph replay"}
 
@@ -37,6 +37,15 @@ def describe_source(meta: Mapping) -> str:
     if source == "emulator":
         return "CPU emulator: the order of work only, never GPU timings"
     return "source not recorded"
+
+
+def banner(meta: Mapping) -> str:
+    """The provenance line cut to fit above a plot panel: a recording's full label (driver,
+    torch, command) is long, so its banner names the recording and GPU; the full line is in the
+    summary table."""
+    if meta.get("recording") and meta.get("label"):
+        return f"recording {meta['recording']} on {meta.get('gpu') or 'a GPU'}"
+    return describe_source(meta)
 
 
 def _one(value, which: str, owner: str):

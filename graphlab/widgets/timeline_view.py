@@ -58,10 +58,11 @@ def summary_row_values(timeline, summary: dict) -> list:
 _CELL = "padding:2px 8px;line-height:1.4;text-align:right;border-bottom:1px solid #eee"
 
 
-def summary_html(columns: list[tuple[str, object, dict]]) -> str:
-    """An HTML table: one column per timeline (title, timeline, summary dict)."""
-    head = "".join(f"<th style='{_CELL}'>{html.escape(t)}</th>" for t, _, _ in columns)
-    values = [summary_row_values(tl, s) for _, tl, s in columns]
+def summary_html(columns: list[tuple[str, object, dict, str]]) -> str:
+    """An HTML table, one column per timeline (title, timeline, summary dict, source line), with
+    the full provenance lines as its caption."""
+    head = "".join(f"<th style='{_CELL}'>{html.escape(t)}</th>" for t, _, _, _ in columns)
+    values = [summary_row_values(tl, s) for _, tl, s, _ in columns]
     rows = []
     for r, (label, fmt) in enumerate(SUMMARY_ROWS):
         cells = "".join(
@@ -71,9 +72,13 @@ def summary_html(columns: list[tuple[str, object, dict]]) -> str:
         rows.append(
             f"<tr><td style='{_CELL};text-align:left'>{html.escape(label)}</td>{cells}</tr>"
         )
+    sources = dict.fromkeys(source for _, _, _, source in columns)
+    caption = "<br>".join(html.escape(s) for s in sources)
     return (
         "<table class='graphlab-summary' style='font-size:12px;border-collapse:collapse;"
-        f"margin-top:24px'><tr><th></th>{head}</tr>{''.join(rows)}</table>"
+        f"margin-top:24px'><tr><th></th>{head}</tr>{''.join(rows)}"
+        f"<caption style='caption-side:bottom;font-size:11px;color:#666;max-width:340px;"
+        f"text-align:left;padding-top:4px'>{caption}</caption></table>"
     )
 
 
@@ -111,7 +116,9 @@ class TimelineView(StaticFallback, widgets.HBox):
         self.panels = [
             panel_of(title, tl, source, device_gaps_ns(tl)) for title, tl, source in picked
         ]
-        self._summary_html = summary_html([(t, tl, self.summaries[t]) for t, tl, _ in picked])
+        self._summary_html = summary_html(
+            [(t, tl, self.summaries[t], source) for t, tl, source in picked]
+        )
 
     @property
     def events(self) -> int:
