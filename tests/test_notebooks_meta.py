@@ -146,3 +146,17 @@ def test_readme_lines_list_binder_and_a_colab_badge_per_lesson():
 def test_a_non_github_url_is_refused_with_advice():
     with pytest.raises(course.GraphlabError, match=r"not https://github.com/OWNER/NAME"):
         course.colab_badge("00_start_here.ipynb", "https://gitlab.com/a/b")
+
+
+def test_readme_and_notebooks_links_match_the_repository_url():
+    # One edit of [project.urls] Repository, then tools/badges.py, updates every link; --check
+    # fails (exit 1) when the README block or a notebook's badge no longer matches that URL.
+    spec = importlib.util.spec_from_file_location("badges", ROOT / "tools" / "badges.py")
+    badges = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(badges)
+    assert badges.main(["--check"]) == 0
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert course.colab_badge("08_memory.ipynb") in readme
+    assert badges.readme_with_lessons(
+        "a <!-- lessons:start -->old<!-- lessons:end --> z", ["x"]
+    ) == ("a <!-- lessons:start -->\nx\n<!-- lessons:end --> z")

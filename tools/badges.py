@@ -1,12 +1,13 @@
-"""Refresh every link derived from the repository URL, and print the README's badge lines.
+"""Refresh every link derived from the repository URL: the notebooks' and the README's.
 
 The URL lives in one place: ``[project.urls] Repository`` in pyproject.toml. After changing it,
 reinstall (``pip install -e .``, so the package metadata carries the new URL) and run::
 
-    python tools/badges.py           # rewrite the notebooks' Colab badges and install cells
-    python tools/badges.py --check   # exit 1 if a notebook is out of date (changes nothing)
+    python tools/badges.py           # rewrite the notebooks' badges/install cells and the README
+    python tools/badges.py --check   # exit 1 if anything is out of date (changes nothing)
 
-Either way it prints the README lines: a Binder badge and one "Open in Colab" badge per lesson.
+In README.md the block between the ``<!-- lessons:start -->`` and ``<!-- lessons:end -->`` markers
+is generated: a Binder badge and one "Open in Colab" badge per lesson.
 """
 
 from __future__ import annotations
@@ -21,7 +22,10 @@ import nbformat
 
 from graphlab import course
 
-NOTEBOOKS = Path(__file__).resolve().parent.parent / "notebooks"
+ROOT = Path(__file__).resolve().parent.parent
+NOTEBOOKS = ROOT / "notebooks"
+README = ROOT / "README.md"
+START, END = "<!-- lessons:start -->", "<!-- lessons:end -->"
 
 
 def title(notebook) -> str:
@@ -53,6 +57,15 @@ def readme_lines(titles: dict[str, str]) -> list[str]:
     return lines
 
 
+def readme_with_lessons(readme: str, lines: list[str]) -> str:
+    """``readme`` with the generated block between the markers replaced by ``lines``."""
+    head, start, rest = readme.partition(START)
+    _, end, tail = rest.partition(END)
+    if not start or not end:
+        raise SystemExit(f"README.md lacks the {START} ... {END} markers around the lessons")
+    return "".join([head, start, "\n", "\n".join(lines), "\n", end, tail])
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--check", action="store_true", help="report stale notebooks, change none")
@@ -65,7 +78,14 @@ def main(argv: list[str] | None = None) -> int:
             stale.append(path.name)
             if not args.check:
                 write_atomically(notebook, path)
-    print("\n".join(readme_lines(titles)))
+    readme = README.read_text(encoding="utf-8")
+    fresh = readme_with_lessons(readme, readme_lines(titles))
+    if fresh != readme:
+        stale.append(README.name)
+        if not args.check:
+            temp = README.with_name(".README.md.tmp")
+            temp.write_text(fresh, encoding="utf-8")
+            temp.replace(README)
     if stale:
         verb = "out of date" if args.check else "updated"
         print(f"\n{verb}: {', '.join(stale)}", file=sys.stderr)
