@@ -15,7 +15,7 @@ import plotly.graph_objects as go
 
 from .display import StaticFallback, figure_html
 from .lanes import device_gaps_ns
-from .sources import pick_timelines
+from .sources import banner, pick_timelines
 
 __all__ = ["BINS", "GapView", "gap_bins", "gap_meter"]
 
@@ -63,7 +63,7 @@ class GapView(StaticFallback, widgets.VBox):
             for title, gaps in gaps_us.items()
         }
         self.meter = gap_meter([(title, tl.summary().to_dict()) for title, tl, _ in picked])
-        sources = "; ".join(f"{title}: {source}" for title, _, source in picked)
+        sources = " · ".join(dict.fromkeys(banner(tl.meta) for _, tl, _ in picked))
         self.figure = go.FigureWidget(self._traces(), self._layout(sources))
         self._meter = widgets.HTML(f"<b>{html.escape(self.meter)}</b>")
         super().__init__([self._meter, self.figure])
