@@ -249,6 +249,9 @@ def test_level_of_detail_merges_below_a_pixel_and_refines_on_zoom(monkeypatch):
     assert len(nan_pairs(gap_trace(view, 0).x)) == 31  # the gap after each drawn kernel
     merged = [t for t in view.figure.data if t.hovertemplate and "merged" in t.hovertemplate]
     assert [len(t.x) for t in merged] == [0]  # no merged runs left to hover
+    (single,) = [t for t in hover_traces(view, 0, 0) if "<b>k</b>" in t.hovertemplate]
+    assert list(single.x) == [(a + b) / 2 for a, b in expected]
+    assert len(single.marker.color) == 31 and list(single.customdata) == [1.0] * 31
 
 
 def test_set_timelines_redraws_in_place(eager, graph):

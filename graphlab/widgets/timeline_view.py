@@ -92,9 +92,8 @@ class TimelineView(StaticFallback, widgets.HBox):
 
     Each timeline starts at zero. Lanes: host launch calls (and host syncs) on top, one lane per
     GPU stream below; the GPU's idle gaps are shaded. Hover a bar for the kernel's name, duration
-    and launch latency. Above ``figures.LOD_EVENTS`` events the view merges
-    bars closer than a pixel and refines them as you zoom in
-    (level of detail, see :mod:`graphlab.widgets.lod`).
+    and launch latency. Above ``figures.LOD_EVENTS`` events the view merges bars closer than a
+    pixel and refines them as you zoom in (level of detail, see :mod:`graphlab.widgets.lod`).
 
     Attributes: ``figure`` (the plotly FigureWidget), ``panels`` (what is drawn) and
     ``summaries`` (title -> ``Timeline.summary().to_dict()``).
@@ -147,7 +146,7 @@ class TimelineView(StaticFallback, widgets.HBox):
         traces = timeline_traces(self.panels, x_range, lod_min_gap(self.panels, x_range))
         with self.figure.batch_update():
             for trace, new in zip(self.figure.data, traces, strict=True):
-                for key in ("x", "y", "customdata", "text"):
+                for key in ("x", "y", "customdata", "text", "marker"):
                     if key in new:
                         setattr(trace, key, new[key])
 
