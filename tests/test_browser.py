@@ -2,9 +2,10 @@
 
 Starts ``jupyter lab`` on 127.0.0.1 (a free port, a token, a temporary root and config), opens
 ``tests/browser/widgets_demo.ipynb``, runs every cell, and checks that the plots were drawn (a
-plotly WebGL canvas, lane labels on screen) and that moving the simulator playground's
-*kernels* slider with the keyboard redraws the timeline with more kernels. Screenshots go to
-``test-output/browser/`` (ignored by git); their paths are printed.
+plotly WebGL canvas, lane labels on screen), that moving the simulator playground's *kernels*
+slider with the keyboard redraws the timeline with more kernels, and that dragging a zoom box
+over a level-of-detail view makes the kernel send back the single bars of the zoomed range.
+Screenshots go to ``test-output/browser/`` (ignored by git); their paths are printed.
 
 Needs ``/usr/bin/chromium`` (``apt-get install chromium``, as CI does) and python playwright. No
 network is used: JupyterLab serves every asset itself, plotly's widget code ships in its wheel.
@@ -52,10 +53,11 @@ KERNEL_IDLE_JS = """() => {
     return !!kernel && kernel.status === 'idle';
 }"""
 
-# JavaScript: have both plots (TimelineView, playground) drawn a WebGL canvas and lane labels?
-BOTH_DRAWN_JS = """() => {
-    const plots = document.querySelectorAll('.js-plotly-plot');
-    return plots.length >= 2 && [plots[0], plots[1]].every(
+# JavaScript: have all three plots (TimelineView, playground, level-of-detail view) drawn a WebGL
+# canvas and lane labels?
+ALL_DRAWN_JS = """() => {
+    const plots = Array.from(document.querySelectorAll('.js-plotly-plot'));
+    return plots.length >= 3 && plots.every(
         p => p.querySelector('canvas') && p.querySelector('.yaxislayer-above text'));
 }"""
 
@@ -165,8 +167,8 @@ def drive(page, base: str) -> None:
     page.wait_for_function(KERNEL_IDLE_JS, timeout=SERVER_START_S * 1000)
     started = time.monotonic()
     page.evaluate("() => { window.jupyterapp.commands.execute('notebook:run-all-cells'); }")
-    page.wait_for_function(BOTH_DRAWN_JS, timeout=CELLS_S * 1000)
-    print(f"run all cells to both plots drawn: {time.monotonic() - started:.1f} s")
+    page.wait_for_function(ALL_DRAWN_JS, timeout=CELLS_S * 1000)
+    print(f"run all cells to all plots drawn: {time.monotonic() - started:.1f} s")
     page.wait_for_timeout(1000)  # let plotly finish its layout pass before the screenshot
 
     errors = page.locator(".jp-OutputArea-output[data-mime-type='application/vnd.jupyter.stderr']")
@@ -197,6 +199,27 @@ def drive(page, base: str) -> None:
     assert slider.locator(".widget-readout").inner_text().strip() == "7"
     page.wait_for_timeout(500)
     save(page.locator(".jp-CodeCell").nth(1), "playground.png")
+
+    # Level of detail: 10,000 kernels 1 µs apart merge into one bar at the full view. Drag a
+    # zoom box over a few pixels; the widget's zoom callback in the kernel sends the detail back.
+    lod = ("stream 7: GPU work",)
+    assert page.evaluate(GPU_BARS_JS, [2, *lod]) == 1
+    plot_area = page.locator(".js-plotly-plot").nth(2).locator(".nsewdrag").first
+    plot_area.scroll_into_view_if_needed()
+    box = plot_area.bounding_box()
+    y = box["y"] + box["height"] / 2
+    page.mouse.move(box["x"] + 100, y)
+    page.mouse.down()
+    page.mouse.move(box["x"] + 106, y, steps=3)
+    page.mouse.move(box["x"] + 112, y, steps=3)
+    page.mouse.up()
+    page.wait_for_function(
+        f"(args) => ({GPU_BARS_JS})(args) > 100", arg=[2, *lod], timeout=REDRAW_S * 1000
+    )
+    print(f"bars after zooming in: {page.evaluate(GPU_BARS_JS, [2, *lod])}")
+    page.mouse.move(box["x"] + box["width"] / 2, box["y"] + box["height"] + 150)  # no hover box
+    page.wait_for_timeout(1000)
+    save(page.locator(".jp-CodeCell").nth(2), "level_of_detail_zoomed.png")
 
 
 def save(element, name: str) -> None:

@@ -252,6 +252,7 @@ def test_level_of_detail_merges_below_a_pixel_and_refines_on_zoom(monkeypatch):
     (single,) = [t for t in hover_traces(view, 0, 0) if "<b>k</b>" in t.hovertemplate]
     assert list(single.x) == [(a + b) / 2 for a, b in expected]
     assert len(single.marker.color) == 31 and list(single.customdata) == [1.0] * 31
+    assert "latency" not in single.hovertemplate  # no launch calls in this timeline
 
 
 def test_set_timelines_redraws_in_place(eager, graph):

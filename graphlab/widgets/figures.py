@@ -190,9 +190,11 @@ def _hover_single(track: Track, name: str) -> str:
     its duration is ``customdata`` and its launch latency rides in ``marker.color``: both 1-D
     float arrays, which reach the browser as binary buffers rather than JSON lists."""
     what = "%{customdata:.3f} µs"
-    if track.group == "gpu":
+    # No launch call matched anywhere in the track: say nothing rather than "NaN µs".
+    known = not np.isnan(track.latency_us).all()
+    if known and track.group == "gpu":
         what += "<br>launch latency %{marker.color:.3f} µs"
-    elif track.group == "launch":
+    elif known and track.group == "launch":
         what += "<br>its GPU work starts %{marker.color:.3f} µs after the call"
     return f"<b>{html.escape(name)}</b><br>{what}<extra>{html.escape(track.label)}</extra>"
 
