@@ -104,14 +104,15 @@ CATALOGUE: tuple[Failure, ...] = (
             "unless the CPU tensor is pinned."
         ),
         cause=(
-            "A graph can only replay GPU work on memory whose address never changes. Copying from "
-            "an ordinary CPU tensor, including torch.tensor(..., device='cuda') and "
-            "cpu_tensor.to('cuda'), is a host-to-device transfer that PyTorch will not record."
+            "A graph can only replay GPU work on memory whose address never changes. A copy "
+            "between an ordinary CPU tensor and the GPU, in either direction, is one PyTorch will "
+            "not record: torch.tensor(..., device='cuda') and cpu_tensor.to('cuda') copy in, "
+            ".cpu() and .tolist() copy out."
         ),
         fix=(
             "Create the input tensors on the GPU before capture, and between replays copy new "
             "values into them outside the captured region: static_x.copy_(new_x); g.replay(). "
-            "Constants used inside the graph should be GPU tensors made before capture."
+            "Read results after the replay (static_y.cpu()), never inside the capture."
         ),
         lesson="02_static_inputs",
         patterns=(r"Cannot copy between CPU and CUDA tensors during CUDA graph capture",),

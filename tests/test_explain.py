@@ -9,8 +9,10 @@ tests/gpu/test_explain_cuda.py.
 from __future__ import annotations
 
 import contextlib
+import json
 import re
 import warnings
+from pathlib import Path
 
 import pytest
 
@@ -186,6 +188,27 @@ def test_catalogue_covers_the_issue():
     for entry in CATALOGUE:
         assert re.fullmatch(r"\d\d_[a-z_]+", entry.lesson), entry.key
         assert entry.title and entry.cause and entry.fix and entry.example
+
+
+H200_OUTCOMES = Path(__file__).parent / "fidelity" / "h200_outcomes.json"
+
+
+@pytest.mark.skipif(not H200_OUTCOMES.exists(), reason="no fidelity outcomes recorded on the H200")
+def test_error_texts_recorded_on_the_h200():
+    """The messages the fidelity scenarios saw on the H200 (tests/fidelity/h200_outcomes.json,
+    torch 2.11) are explained by the entry for that mistake."""
+    outcomes = json.loads(H200_OUTCOMES.read_text())["outcomes"]
+    host_sync = outcomes["07_host_sync"]
+    expected = {
+        host_sync["cpu"]["info_message"]: "pageable-copy-in-capture",
+        host_sync["tolist"]["info_message"]: "pageable-copy-in-capture",
+        host_sync["item"]["info_message"]: "capture-invalidated",  # the text alone: no chain
+        outcomes["09_fork_join"]["unjoined"]["info_message"]: "unjoined-fork",
+        outcomes["11_capture_on_default_stream"]["info_message"]: "default-stream-capture",
+    }
+    assert len(expected) == 4  # .cpu() and .tolist() gave the same text
+    for message, key in expected.items():
+        assert explain(RuntimeError(message)).key == key, message
 
 
 class _FakeCudaTensor:
