@@ -69,6 +69,7 @@ _CAPTURE_ERRORS = {
     "cudaErrorStreamCaptureUnsupported": "operation not permitted when stream is capturing",
     "cudaErrorStreamCaptureInvalidated": "operation failed due to a previous error during capture",
     "cudaErrorStreamCaptureIsolation": "dependency created on uncaptured work in another stream",
+    "cudaErrorStreamCaptureUnjoined": "capturing stream has unjoined work",
     "cudaErrorStreamCaptureImplicit": (
         "operation would make the legacy stream depend on a capturing blocking stream"
     ),

@@ -143,6 +143,9 @@ def test_cuda_error_name_is_the_root_cause_of_a_failed_capture():
     except RuntimeError as exc:
         assert _cuda_error_name(exc) == "cudaErrorStreamCaptureUnsupported"
     assert _cuda_error_name(RuntimeError(INVALIDATED)) == "cudaErrorStreamCaptureInvalidated"
+    # The text the H200 printed for a fork not joined back (tests/fidelity/h200_outcomes.json).
+    unjoined = RuntimeError("CUDA error: capturing stream has unjoined work")
+    assert _cuda_error_name(unjoined) == "cudaErrorStreamCaptureUnjoined"
     assert _cuda_error_name(RuntimeError("CUDA error: out of memory")) is None
 
 
