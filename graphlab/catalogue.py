@@ -47,6 +47,9 @@ _HOST_SYNC = (
     r"synchroni[sz]",
     r"\bprint\(",
     r"nonzero\(",
+    r": (if|elif|while|assert)\b",  # a traceback line testing a tensor's truth
+    r"\bif\b.+\belse\b",
+    r"\b(bool|float|int)\(",
     r"waits for (it|the GPU)",
     r"shape depends on the data",
 )

@@ -220,6 +220,19 @@ class _FakeCudaTensor:
     def relu(self):
         raise RuntimeError(UNSUPPORTED)
 
+    def sum(self):
+        return self
+
+    def __gt__(self, other):
+        return _FakeCudaCondition()
+
+
+class _FakeCudaCondition:
+    """``tensor > 0`` of a CUDA tensor: Python's ``if`` needs its value on the host."""
+
+    def __bool__(self):
+        raise RuntimeError(UNSUPPORTED)
+
 
 class _CaptureThatEndsInvalidated:
     """Like torch.cuda.graph: leaving the block ends the capture, which fails once spoiled."""
@@ -243,6 +256,14 @@ def test_item_under_invalidated_capture_is_explained_as_the_host_sync():
     assert explanation.seen == (
         "RuntimeError: CUDA error: operation not permitted when stream is capturing"
     )
+
+
+def test_python_branch_on_a_tensor_is_a_host_sync():
+    """As lesson 05's "watch it break" cell does on the H200: `a if x.sum() > 0 else b`."""
+    x = _FakeCudaTensor()
+    with pytest.raises(RuntimeError) as info, _CaptureThatEndsInvalidated():
+        y = 2 if x.sum() > 0 else 3  # noqa: F841
+    assert explain(info.value).key == "host-sync-in-capture"
 
 
 def test_other_refused_call_under_invalidated_capture_is_the_generic_entry():
