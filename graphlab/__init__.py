@@ -30,6 +30,7 @@ __all__ = [
     "load_ipython_extension",
     "recording",
     "recordings",
+    "widgets",
 ]
 
 # Public name -> (module, attribute) for names loaded on first access.
@@ -43,6 +44,10 @@ _LAZY = {
     "load_ipython_extension": ("graphlab.magics", "load_ipython_extension"),
 }
 
+# Subpackages reachable as attributes (``graphlab.widgets.TimelineView``) without an import line;
+# loaded on first access because they pull in plotly, ipywidgets or the simulator.
+_SUBPACKAGES = ("checks", "simulator", "widgets")
+
 
 def __getattr__(name: str):
     if name == "cuda":
@@ -51,6 +56,8 @@ def __getattr__(name: str):
         return cuda_module()
     if name == "DEVICE":
         return backend().device
+    if name in _SUBPACKAGES:
+        return importlib.import_module(f"graphlab.{name}")
     if name in _LAZY:
         module_name, attr = _LAZY[name]
         value = getattr(importlib.import_module(module_name), attr)

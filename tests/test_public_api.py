@@ -1,0 +1,33 @@
+"""The names DESIGN.md promises users, reached the way users reach them."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+import graphlab
+
+
+def test_every_public_name_resolves():
+    for name in graphlab.__all__:
+        assert getattr(graphlab, name) is not None, name
+
+
+def test_promised_names_on_a_cpu_machine():
+    assert graphlab.DEVICE == "cpu"
+    assert graphlab.cuda is graphlab.emulator
+    assert graphlab.backend().name == "emulator"
+    assert callable(graphlab.widgets.TimelineView)
+    assert callable(graphlab.Timeline.from_chrome_trace)
+    assert graphlab.recording("chain_1000_k4096").meta["gpu"] == "NVIDIA H200"
+
+
+def test_import_is_light_and_unknown_names_fail():
+    # `import graphlab` must not pull in plotly or the widgets: the CLI and workers stay quick.
+    code = "import sys, graphlab; print('plotly' in sys.modules, 'graphlab.widgets' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["False", "False"]
+    with pytest.raises(AttributeError, match="no_such_name"):
+        graphlab.no_such_name  # noqa: B018
