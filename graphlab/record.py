@@ -37,7 +37,6 @@ import os
 import platform
 import shutil
 import subprocess
-import tempfile
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -45,6 +44,7 @@ from pathlib import Path
 from typing import Any
 
 from . import workloads
+from .atomic import write_text_atomically
 from .errors import GraphlabError, RecordingError
 from .measure import (
     BREAK_EVEN_COUNTS,
@@ -273,21 +273,7 @@ def write_recording(data: Mapping[str, Any], directory: str | os.PathLike) -> Pa
             "finite number, a string, a list or a dict"
         ) from None
     folder = _writable_folder(directory)
-    path = folder / f"{data['name']}.json"
-    if path.is_symlink() or (path.exists() and not path.is_file()):
-        raise RecordingError(f"{path} exists and is not a regular file: move it away first")
-    handle, temp = tempfile.mkstemp(dir=folder, prefix=f".{data['name']}.", suffix=".tmp")
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8") as out:
-            out.write(text)
-            out.write("\n")
-        # mkstemp makes the file private (0600); a recording is meant to be read by anyone.
-        os.chmod(temp, 0o644)
-        os.replace(temp, path)
-    except BaseException:
-        Path(temp).unlink(missing_ok=True)
-        raise
-    return path
+    return write_text_atomically(folder / f"{data['name']}.json", text + "\n", RecordingError)
 
 
 def _writable_folder(directory: str | os.PathLike) -> Path:

@@ -19,7 +19,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import tempfile
 from collections.abc import Mapping
 from decimal import Decimal
 from pathlib import Path
@@ -27,6 +26,7 @@ from typing import Any
 
 import numpy as np
 
+from .atomic import write_text_atomically
 from .errors import TraceError
 
 __all__ = [
@@ -257,7 +257,7 @@ class Timeline:
             text = json.dumps(self.to_dict(), separators=(",", ":"))
         except TypeError as exc:
             raise TraceError(f"timeline meta is not JSON-serialisable: {exc}") from None
-        return _write_atomically(Path(path), text)
+        return write_text_atomically(path, text, TraceError)
 
     @classmethod
     def load(cls, path: str | os.PathLike) -> Timeline:
@@ -292,7 +292,7 @@ class Timeline:
         text = _chrome_trace_text(self)
         if path is None:
             return text
-        return _write_atomically(Path(path), text)
+        return write_text_atomically(path, text, TraceError)
 
 
 def call_name(name: str) -> str:
@@ -376,17 +376,3 @@ def plain_json(value: Any) -> Any:
 
 def _metadata_event(name: str, pid: int, tid: int, args: dict) -> str:
     return json.dumps({"name": name, "ph": "M", "pid": pid, "tid": tid, "args": args})
-
-
-def _write_atomically(path: Path, text: str) -> Path:
-    """Write ``text`` to ``path`` through a temp file in the same folder, then rename it."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    return path

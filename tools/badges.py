@@ -13,14 +13,13 @@ is generated: a Binder badge and one "Open in Colab" badge per lesson.
 from __future__ import annotations
 
 import argparse
-import os
 import sys
-import tempfile
 from pathlib import Path
 
 import nbformat
 
 from graphlab import course
+from graphlab.atomic import atomic_writer, write_text_atomically
 
 ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOKS = ROOT / "notebooks"
@@ -34,19 +33,6 @@ def title(notebook) -> str:
         if cell.cell_type == "markdown":
             return cell.source.split("\n", 1)[0].lstrip("# ").strip()
     return ""
-
-
-def write_atomically(notebook, path: Path) -> None:
-    """Write ``notebook`` to ``path`` through a temporary file, so a crash leaves no half file."""
-    handle, temp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8") as out:
-            nbformat.write(notebook, out)
-        os.chmod(temp, 0o644)  # mkstemp creates 0600; a notebook is an ordinary readable file
-        os.replace(temp, path)
-    except BaseException:
-        os.unlink(temp)
-        raise
 
 
 def readme_lines(titles: dict[str, str]) -> list[str]:
@@ -77,15 +63,14 @@ def main(argv: list[str] | None = None) -> int:
         if course.refresh_links(notebook, path.name):
             stale.append(path.name)
             if not args.check:
-                write_atomically(notebook, path)
+                with atomic_writer(path) as out:
+                    nbformat.write(notebook, out)
     readme = README.read_text(encoding="utf-8")
     fresh = readme_with_lessons(readme, readme_lines(titles))
     if fresh != readme:
         stale.append(README.name)
         if not args.check:
-            temp = README.with_name(".README.md.tmp")
-            temp.write_text(fresh, encoding="utf-8")
-            temp.replace(README)
+            write_text_atomically(README, fresh)
     if stale:
         verb = "out of date" if args.check else "updated"
         print(f"\n{verb}: {', '.join(stale)}", file=sys.stderr)

@@ -23,8 +23,10 @@ import nbformat
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from badges import NOTEBOOKS, write_atomically
+from badges import NOTEBOOKS
 from stamp_notebooks import provenance
+
+from graphlab.atomic import atomic_writer
 
 CELL_TIMEOUT_S = 600
 
@@ -48,7 +50,8 @@ def execute(path: Path, meta: dict) -> bool:
         print(f"FAILED {path.name} after {time.perf_counter() - start:.1f} s:\n{error}")
         return False
     notebook.metadata["graphlab"] = dict(meta)
-    write_atomically(notebook, path)
+    with atomic_writer(path) as out:
+        nbformat.write(notebook, out)
     print(f"ok     {path.name}: {time.perf_counter() - start:.1f} s")
     return True
 

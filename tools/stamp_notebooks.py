@@ -15,10 +15,7 @@ from pathlib import Path
 
 import nbformat
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-from badges import write_atomically
-
+from graphlab.atomic import atomic_writer
 from graphlab.backend import backend
 
 
@@ -52,7 +49,8 @@ def stamp(paths: list[Path]) -> None:
     for path in paths:
         notebook = nbformat.read(path, as_version=4)
         notebook.metadata["graphlab"] = dict(meta)
-        write_atomically(notebook, path)
+        with atomic_writer(path) as out:
+            nbformat.write(notebook, out)
         print(f"stamped {path.name}: {meta.get('gpu')}, torch {meta.get('torch')}")
 
 
