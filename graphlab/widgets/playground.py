@@ -48,40 +48,29 @@ class SimulatorPlayground(StaticFallback, widgets.VBox):
     ):
         self._base = params if params is not None else calibrated()
         host = self._base.host_us if host_us is None else host_us
-        style = {"description_width": "initial"}
-        self.kernels = widgets.IntSlider(
-            value=kernels,
-            min=1,
-            max=MAX_KERNELS,
-            description="kernels",
-            style=style,
-            continuous_update=False,
-        )
-        self.kernel_us = widgets.FloatSlider(
+        self.kernels = _slider(widgets.IntSlider, "kernels", value=kernels, min=1, max=MAX_KERNELS)
+        self.kernel_us = _slider(
+            widgets.FloatSlider,
+            "kernel µs",
             value=kernel_us,
             min=0.1,
             max=max(50.0, kernel_us),
             step=0.1,
-            description="kernel µs",
-            style=style,
-            continuous_update=False,
         )
-        self.host_us = widgets.FloatSlider(
+        self.host_us = _slider(
+            widgets.FloatSlider,
+            "host µs per launch",
             value=host,
             min=0.0,
             max=max(50.0, host),
             step=0.1,
-            description="host µs per launch",
-            style=style,
-            continuous_update=False,
         )
-        self.sync_every = widgets.IntSlider(
+        self.sync_every = _slider(
+            widgets.IntSlider,
+            "sync every k (0: at end)",
             value=sync_every,
             min=0,
             max=MAX_KERNELS,
-            description="sync every k (0: at end)",
-            style=style,
-            continuous_update=False,
         )
         self.view = TimelineView(*self._simulate())
         for slider in (self.kernels, self.kernel_us, self.host_us, self.sync_every):
@@ -117,3 +106,14 @@ class SimulatorPlayground(StaticFallback, widgets.VBox):
 
     def static_html(self) -> str:
         return f"<p>{html.escape(self._settings())}</p>{self.view.static_html()}"
+
+
+def _slider(kind: type[widgets.Widget], description: str, **limits) -> widgets.Widget:
+    """A playground slider: the label in full, and one redraw on release rather than one per
+    step of a drag (each redraw reruns the simulator)."""
+    return kind(
+        description=description,
+        style={"description_width": "initial"},
+        continuous_update=False,
+        **limits,
+    )
