@@ -308,12 +308,18 @@ def capture_step(model, optimizer, static_x, static_y):
             step()
     cuda.current_stream().wait_stream(side)
 
-    graph = cuda.CUDAGraph()
     optimizer.zero_grad(set_to_none=True)
+    return capture_only(model, optimizer, static_x, static_y)
+
+
+def capture_only(model, optimizer, static_x, static_y, step=True):
+    """Capture forward, backward and (unless ``step`` is False) the optimizer step, as is."""
+    graph = cuda.CUDAGraph()
     with cuda.graph(graph):
         static_loss = torch.nn.functional.mse_loss(model(static_x), static_y)
         static_loss.backward()
-        optimizer.step()
+        if step:
+            optimizer.step()
     return graph, static_loss
 
 
@@ -329,38 +335,22 @@ def test_gradients_accumulating_across_replays_fails():
             optimizer.zero_grad(set_to_none=True)
             torch.nn.functional.mse_loss(model(static_x), static_y).backward()
             optimizer.step()
-        graph = cuda.CUDAGraph()  # no zero_grad(set_to_none=True): .grad exists, backward adds
-        with cuda.graph(graph):
-            static_loss = torch.nn.functional.mse_loss(model(static_x), static_y)
-            static_loss.backward()
-            optimizer.step()
-        return graph, static_loss
+        # No zero_grad(set_to_none=True) before capturing: .grad exists, so backward adds to it.
+        return capture_only(model, optimizer, static_x, static_y)
 
     with pytest.raises(CheckFailed, match="gradients accumulate across replays"):
         checks.check_captured_training(keeps_gradients, adam)
 
 
 def test_capturing_without_warm_up_fails():
-    def no_warm_up(model, optimizer, static_x, static_y):
-        graph = cuda.CUDAGraph()
-        with cuda.graph(graph):
-            static_loss = torch.nn.functional.mse_loss(model(static_x), static_y)
-            static_loss.backward()
-            optimizer.step()
-        return graph, static_loss
-
     with pytest.raises(CheckFailed, match="ran for the first time inside the capture: warm up"):
-        checks.check_captured_training(no_warm_up, adam)
+        checks.check_captured_training(capture_only, adam)  # captures straight away
 
 
 def test_step_outside_the_graph_fails():
     def forward_only(model, optimizer, static_x, static_y):
-        graph = cuda.CUDAGraph()
         optimizer.zero_grad(set_to_none=True)
-        with cuda.graph(graph):
-            static_loss = torch.nn.functional.mse_loss(model(static_x), static_y)
-            static_loss.backward()
-        return graph, static_loss
+        return capture_only(model, optimizer, static_x, static_y, step=False)
 
     with pytest.raises(CheckFailed, match=r"weights did not change"):
         checks.check_captured_training(forward_only, adam)
