@@ -91,6 +91,13 @@ def write_json(folder, name: str, data) -> None:
     (folder / f"{name}.json").write_text(json.dumps(data), encoding="utf-8")
 
 
+def assert_refused(folder, data, match: str) -> None:
+    """Store ``data`` as chain_2_k8.json in ``folder``; loading it must raise RecordingError."""
+    write_json(folder, "chain_2_k8", data)
+    with pytest.raises(RecordingError, match=match):
+        recording("chain_2_k8", folder)
+
+
 # ------------------------------------------------------------------------------ loading
 
 
@@ -295,71 +302,61 @@ def test_a_pickle_is_never_unpickled(tmp_path):
 
 
 def test_json_that_is_not_an_object_is_refused(tmp_path):
-    write_json(tmp_path, "chain_2_k8", [1, 2, 3])
-    with pytest.raises(RecordingError, match="not a graphlab recording"):
-        recording("chain_2_k8", tmp_path)
+    assert_refused(tmp_path, [1, 2, 3], "not a graphlab recording")
 
 
 def test_wrong_schema_is_refused(tmp_path):
-    write_json(tmp_path, "chain_2_k8", fixture_recording(schema="graphlab.recording/0"))
-    with pytest.raises(RecordingError, match=r"schema is 'graphlab.recording/0', expected"):
-        recording("chain_2_k8", tmp_path)
+    assert_refused(
+        tmp_path,
+        fixture_recording(schema="graphlab.recording/0"),
+        r"schema is 'graphlab.recording/0', expected",
+    )
 
 
 def test_missing_meta_gpu_is_refused(tmp_path):
     data = fixture_recording()
     del data["meta"]["gpu"]
-    write_json(tmp_path, "chain_2_k8", data)
-    with pytest.raises(RecordingError, match="meta lacks gpu"):
-        recording("chain_2_k8", tmp_path)
+    assert_refused(tmp_path, data, "meta lacks gpu")
 
 
 @pytest.mark.parametrize("gpu", ["cpu", "  ", "Emulator", "unknown"])
 def test_meta_that_names_no_real_gpu_is_refused(tmp_path, gpu):
     data = fixture_recording()
     data["meta"]["gpu"] = gpu
-    write_json(tmp_path, "chain_2_k8", data)
-    with pytest.raises(RecordingError, match="names no real GPU"):
-        recording("chain_2_k8", tmp_path)
+    assert_refused(tmp_path, data, "names no real GPU")
 
 
 def test_bad_date_is_refused(tmp_path):
     data = fixture_recording()
     data["meta"]["date"] = "yesterday"
-    write_json(tmp_path, "chain_2_k8", data)
-    with pytest.raises(RecordingError, match="'yesterday' is not an ISO date"):
-        recording("chain_2_k8", tmp_path)
+    assert_refused(tmp_path, data, "'yesterday' is not an ISO date")
 
 
 def test_missing_timing_keys_are_named(tmp_path):
     data = fixture_recording()
     del data["timings"]["break_even"], data["timings"]["capture_us"]
-    write_json(tmp_path, "chain_2_k8", data)
-    with pytest.raises(RecordingError, match="timings lack capture_us, break_even"):
-        recording("chain_2_k8", tmp_path)
+    assert_refused(tmp_path, data, "timings lack capture_us, break_even")
 
 
 @pytest.mark.parametrize("key", ["experiment", "timelines", "meta", "name"])
 def test_missing_sections_are_named(tmp_path, key):
     data = fixture_recording()
     del data[key]
-    write_json(tmp_path, "chain_2_k8", data)
-    with pytest.raises(RecordingError, match=f"missing or malformed '{key}'"):
-        recording("chain_2_k8", tmp_path)
+    assert_refused(tmp_path, data, f"missing or malformed '{key}'")
 
 
 def test_missing_graph_timeline_is_refused(tmp_path):
     data = fixture_recording()
     del data["timelines"]["graph"]
-    write_json(tmp_path, "chain_2_k8", data)
-    with pytest.raises(RecordingError, match="no 'graph' timeline"):
-        recording("chain_2_k8", tmp_path)
+    assert_refused(tmp_path, data, "no 'graph' timeline")
 
 
 def test_file_must_be_named_after_its_recording(tmp_path):
-    write_json(tmp_path, "chain_2_k8", fixture_recording("chain_3_k8"))
-    with pytest.raises(RecordingError, match=r"holds recording 'chain_3_k8'.*\(chain_3_k8.json\)"):
-        recording("chain_2_k8", tmp_path)
+    assert_refused(
+        tmp_path,
+        fixture_recording("chain_3_k8"),
+        r"holds recording 'chain_3_k8'.*\(chain_3_k8.json\)",
+    )
 
 
 # ------------------------------------------------------------------------------ writing
