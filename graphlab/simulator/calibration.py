@@ -28,11 +28,12 @@ GPU); host costs are fitted to the unprofiled timings. How each number is found:
   (about ``(eager_us*R - d) / (N*R)``). The fit is the h with the least squared relative error
   over those loops, ``h/h_r - 1``: ``h = sum(1/h_r) / sum(1/h_r**2)``.
 - **graph_launch_us**: every recorded replay loop is GPU-bound (a replay costs the host less
-  than the GPU), so those timings cannot show G. The end-to-end replay loop can: per iteration
-  it copies the input in, replays and clones the output, about ``2*h + G`` of host time. For
-  each host-bound one, the G at which the simulated loop (with the fitted h) takes the measured
-  time; the fit is their median. It assumes the copy and the clone cost the host one eager op
-  each, like ``x + 1.0``.
+  than the GPU), so those timings cannot show G. The end-to-end replay loop shows it better: per
+  iteration it copies the input in, replays and clones the output, about ``2*h + G`` of host
+  time. For each such loop, the G at which the simulated loop (with the fitted h) takes the
+  measured time: where the host sets the pace that is G itself; where the GPU does, only an
+  upper bound. The fit is the smallest, the largest G that every loop allows. It assumes the
+  copy and the clone cost the host one eager op each, like ``x + 1.0``.
 - **replay_gap_us**: the replay loops' measured times are a little longer than their nodes and
   node gaps, by a roughly fixed amount per replay. Each simulated loop is ``A + c*X`` in the
   replay gap X (A and c from simulating with X = 0 and 1 µs); the fit is the least-squares X for
@@ -231,11 +232,12 @@ def end_to_end_replay_us(kernels: int, kernel_us: float, params: SimParams, iter
 
 @dataclass(frozen=True)
 class Fit:
-    """Fitted parameters and how each was found (``method``), with the samples behind them."""
+    """Fitted parameters, how each was found (``method``), and the per-recording values behind
+    the host costs (``samples``: recording name -> µs)."""
 
     params: SimParams
     method: dict[str, str]
-    samples: dict[str, list[float]]
+    samples: dict[str, dict[str, float]]
 
 
 def _median_us(values_ns: Iterable[np.ndarray], what: str) -> float:
@@ -324,26 +326,25 @@ def fit(observations: Sequence[ChainObservation]) -> Fit:
     inverse = 1 / np.array(list(hosts.values()))
     host = float(inverse.sum() / (inverse**2).sum())
 
+    # The graph launch cost: for each end-to-end replay loop, the G at which the simulated loop
+    # takes the measured time (a loop the GPU paces bounds G only loosely); G is the smallest,
+    # the largest value every loop allows.
     launches = {}
     for o in observations:
-        gpu_work = o.replay_us + 2 * (o.kernel_us + kernel_gap)
-        if o.replay_end_to_end_us > HOST_BOUND_MARGIN * gpu_work:
-            launches[o.name] = _solve(
-                lambda g, o=o: end_to_end_replay_us(
-                    o.kernels,
-                    o.kernel_us,
-                    from_timelines.replace(host_us=host, graph_launch_us=g),
-                    o.iterations,
-                ),
-                o.replay_end_to_end_us,
-            )
+
+        def end_to_end(g, o=o):
+            with_g = from_timelines.replace(host_us=host, graph_launch_us=g)
+            return end_to_end_replay_us(o.kernels, o.kernel_us, with_g, o.iterations)
+
+        if end_to_end(0.0) < o.replay_end_to_end_us:
+            launches[o.name] = _solve(end_to_end, o.replay_end_to_end_us)
     if not launches:
         raise SimulatorError(
-            "no recording's end-to-end replay loop is host-bound: cannot fit graph_launch_us"
+            "every end-to-end replay loop is already longer in the simulator without any graph "
+            "launch cost: cannot fit graph_launch_us"
         )
-    params = from_timelines.replace(
-        host_us=host, graph_launch_us=float(np.median(list(launches.values())))
-    )
+    tightest = min(launches, key=launches.get)
+    params = from_timelines.replace(host_us=host, graph_launch_us=launches[tightest])
     replay_gap = _fit_replay_gap(observations, params)
 
     kernels = np.array([o.kernels for o in observations], dtype=np.float64)
@@ -357,9 +358,9 @@ def fit(observations: Sequence[ChainObservation]) -> Fit:
         "host_us": "least squares of the relative error over the host-bound eager loops, "
         "h = sum(1/h_r)/sum(1/h_r^2), h_r the host cost at which the simulated loop takes the "
         "measured time: " + ", ".join(sorted(hosts)),
-        "graph_launch_us": "median over the host-bound end-to-end replay loops of the graph "
-        "launch cost at which the simulated loop takes the measured time: "
-        + ", ".join(sorted(launches)),
+        "graph_launch_us": "the largest graph launch cost every end-to-end replay loop allows: "
+        "the smallest, over the loops, of the cost at which the simulated loop takes the "
+        f"measured time (set by {tightest})",
         "node_gap_us": "median in-replay gap (kernel end to next kernel start), profiled replays",
         "kernel_gap_us": "median gap before eager kernels that were already queued, profiled "
         "eager timelines",
@@ -376,10 +377,7 @@ def fit(observations: Sequence[ChainObservation]) -> Fit:
         "kernel durations": "each recording simulated with the median kernel duration of its own "
         "profiled eager timeline, in both modes",
     }
-    samples = {
-        "host_us": [hosts[k] for k in sorted(hosts)],
-        "graph_launch_us": [launches[k] for k in sorted(launches)],
-    }
+    samples = {"host_us": hosts, "graph_launch_us": launches}
     return Fit(params, method, samples)
 
 
