@@ -34,18 +34,15 @@ from __future__ import annotations
 
 import json
 import os
-import platform
-import shutil
-import subprocess
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
 from . import workloads
 from .atomic import write_text_atomically
 from .errors import GraphlabError, RecordingError
+from .machine import machine_meta
 from .measure import (
     BREAK_EVEN_COUNTS,
     Captured,
@@ -61,7 +58,6 @@ from .workloads import Workload
 __all__ = [
     "Experiment",
     "experiments",
-    "machine_meta",
     "measure_experiment",
     "record",
     "select",
@@ -189,42 +185,6 @@ def select(plan: list[Experiment], names: Sequence[str]) -> list[Experiment]:
             f"no experiment named {', '.join(unknown)}; choose from {', '.join(known)}"
         )
     return [experiment for experiment in plan if not names or experiment.name in names]
-
-
-def machine_meta(command: str) -> dict[str, str]:
-    """Provenance of a recording made now on this machine's first GPU."""
-    import torch
-
-    import graphlab
-
-    return {
-        "gpu": torch.cuda.get_device_name(0),
-        "driver": _driver_version(),
-        "torch": torch.__version__,
-        "cuda": str(torch.version.cuda),
-        "python": platform.python_version(),
-        "date": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-        "graphlab": graphlab.__version__,
-        "command": command,
-    }
-
-
-def _driver_version() -> str:
-    """The NVIDIA driver version from nvidia-smi (torch does not expose it)."""
-    smi = shutil.which("nvidia-smi")
-    if smi is None:
-        return "unknown (nvidia-smi not found)"
-    try:
-        result = subprocess.run(
-            [smi, "--query-gpu=driver_version", "--format=csv,noheader", "--id=0"],
-            capture_output=True,
-            text=True,
-            timeout=20,
-            check=True,
-        )
-    except (OSError, subprocess.SubprocessError):
-        return "unknown (nvidia-smi failed)"
-    return result.stdout.strip() or "unknown (nvidia-smi printed nothing)"
 
 
 def measure_experiment(experiment: Experiment) -> tuple[dict[str, Any], dict[str, Any]]:

@@ -18,7 +18,6 @@ import sys
 import pytest
 import torch
 
-import graphlab.record
 from graphlab.commands import recordings as recordings_command
 from graphlab.errors import GraphlabError, NeedsGPUError, RecordingError
 from graphlab.record import experiments, record, select, write_recording
@@ -415,11 +414,6 @@ def test_write_recording_into_a_file_is_a_recording_error(tmp_path):
     blocker.write_text("", encoding="utf-8")
     with pytest.raises(RecordingError, match="cannot create the folder"):
         write_recording(fixture_recording(), blocker / "inside")
-
-
-def test_driver_version_without_nvidia_smi_says_so(monkeypatch):
-    monkeypatch.setattr(graphlab.record.shutil, "which", lambda name: None)
-    assert graphlab.record._driver_version() == "unknown (nvidia-smi not found)"
 
 
 # --------------------------------------------------------------------------- the commands

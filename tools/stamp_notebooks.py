@@ -23,7 +23,7 @@ def provenance() -> dict[str, str]:
     """This machine's description, as ``graphlab record`` writes it into recordings."""
     live = backend()
     if live.is_cuda:
-        from graphlab.record import machine_meta
+        from graphlab.machine import machine_meta
 
         meta = machine_meta("tools/execute_notebooks.py")
     else:

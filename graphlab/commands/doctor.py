@@ -6,9 +6,9 @@ import argparse
 import importlib
 import importlib.metadata
 import platform
-import shutil
-import subprocess
 import sys
+
+from ..machine import driver_version
 
 HELP = "Say what this machine can run: Python, torch, CUDA, GPU, backend, notebook packages."
 
@@ -68,24 +68,6 @@ def gpu_lines(torch) -> list[str]:
         memory = props.total_memory / 1024**3
         lines.append(f"gpu {i:<7} {props.name}, {memory:.0f} GiB, driver {driver}")
     return lines
-
-
-def driver_version() -> str:
-    """The NVIDIA driver version from nvidia-smi, or 'unknown' when it cannot be asked."""
-    smi = shutil.which("nvidia-smi")
-    if smi is None:
-        return "unknown (no nvidia-smi)"
-    try:
-        out = subprocess.run(
-            [smi, "--query-gpu=driver_version", "--format=csv,noheader"],
-            capture_output=True,
-            text=True,
-            timeout=20,
-            check=True,
-        ).stdout
-    except (OSError, subprocess.SubprocessError):
-        return "unknown (nvidia-smi failed)"
-    return out.strip().splitlines()[0] if out.strip() else "unknown"
 
 
 def what_runs(on_gpu: bool) -> str:
