@@ -20,10 +20,10 @@ GPU); host costs are fitted to the unprofiled timings. How each number is found:
   their stream idle (the previous kernel had ended before the call returned).
 - **sync_us**: median time a synchronize call in the profiled timelines took beyond waiting for
   the GPU (from the later of its start and the GPU's last kernel end, to its return).
-- **host-bound or not**: a loop counts as host-bound when its measured time exceeds the GPU
-  work its timelines show by more than ``HOST_BOUND_MARGIN`` (10%). Only host-bound loops can
-  show a host cost; closer than that, the GPU may be what sets the pace.
-- **host_us**: for each host-bound eager loop (R iterations of N kernels of d µs, event-timed),
+- **host_us**: an eager loop counts as host-bound when its measured time exceeds the GPU work
+  its timelines show (N kernels and the gaps between them) by more than ``HOST_BOUND_MARGIN``
+  (10%); closer than that, the GPU may be what sets the pace, and the loop says nothing about
+  the host. For each host-bound eager loop (R iterations of N kernels of d µs, event-timed),
   the host cost h_r at which the *simulated* loop takes the measured time, found by bisection
   (about ``(eager_us*R - d) / (N*R)``). The fit is the h with the least squared relative error
   over those loops, ``h/h_r - 1``: ``h = sum(1/h_r) / sum(1/h_r**2)``.
@@ -92,7 +92,7 @@ __all__ = [
 
 SCHEMA = "graphlab.simulator.calibration/1"
 
-# How far a loop's measured time must exceed its GPU work to count as host-bound.
+# How far an eager loop's measured time must exceed its GPU work to count as host-bound.
 HOST_BOUND_MARGIN = 1.1
 
 
@@ -366,7 +366,7 @@ def fit(observations: Sequence[ChainObservation]) -> Fit:
         "eager timelines",
         "replay_gap_us": "least squares of the relative error of the simulated replay loops "
         "(the replay gap enters them linearly; slope from simulating with 0 and 1 µs)",
-        "host-bound": f"a loop counts as host-bound when its measured time exceeds "
+        "host-bound": f"an eager loop counts as host-bound when its measured time exceeds "
         f"{HOST_BOUND_MARGIN:g} x the GPU work its timelines show",
         "launch_latency_us": "median launch-call end to kernel start for eager launches that "
         "found their stream idle, profiled eager timelines",
