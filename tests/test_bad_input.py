@@ -598,6 +598,17 @@ def _unchanged(folder: Path) -> None:
     assert not [p.name for p in folder.rglob("*.tmp")], "a temp file was left behind"
 
 
+@pytest.mark.parametrize("writer", ["save", "to_chrome_trace"])
+def test_timeline_writers_refuse_paths_that_are_not_files(tmp_path, writer):
+    timeline = Timeline.from_chrome_trace(REAL_TRACE)
+    for target in _not_regular_targets(tmp_path).values():
+        with pytest.raises(GraphlabError):
+            getattr(timeline, writer)(target)
+    _unchanged(tmp_path)
+    written = getattr(timeline, writer)(tmp_path / "new" / "out.json")
+    assert len(Timeline.from_chrome_trace(written)) == len(timeline)
+
+
 def test_recording_writer_refuses_paths_that_are_not_folders(tmp_path):
     from graphlab.record import write_recording
 
