@@ -92,6 +92,15 @@ def _warmup(cuda, fn, iters: int = 3) -> None:
     cuda.synchronize()
 
 
+def _captured(cuda, fn) -> tuple:
+    """Warm ``fn`` up, then capture one call of it: the graph and the output it replays into."""
+    _warmup(cuda, fn)
+    g = cuda.CUDAGraph()
+    with cuda.graph(g):
+        out = fn()
+    return g, out
+
+
 def _recover(cuda) -> bool:
     """After a failed capture: True if torch.cuda.graph left the capture stream current.
 
@@ -106,10 +115,7 @@ def _recover(cuda) -> bool:
 
 def _capture_still_works(cuda, device) -> bool:
     x = torch.ones(4, device=device)
-    _warmup(cuda, lambda: x * 2)
-    g = cuda.CUDAGraph()
-    with cuda.graph(g):
-        y = x * 2
+    g, y = _captured(cuda, lambda: x * 2)
     g.replay()
     cuda.synchronize()
     return _values(y) == [2.0] * 4 and _values(x * 3) == [3.0] * 4
@@ -124,10 +130,7 @@ def static_inputs(cuda, device) -> dict:
     def fn(t):
         return 2 * t + 1
 
-    _warmup(cuda, lambda: fn(x))
-    g = cuda.CUDAGraph()
-    with cuda.graph(g):
-        y = fn(x)
+    g, y = _captured(cuda, lambda: fn(x))
     g.replay()
     cuda.synchronize()
     first = _values(y)
@@ -152,10 +155,7 @@ def static_inputs(cuda, device) -> dict:
 def outputs_overwritten(cuda, device) -> dict:
     """The next replay overwrites the outputs of the previous one; a clone survives."""
     x = torch.zeros(3, device=device)
-    _warmup(cuda, lambda: x + 1)
-    g = cuda.CUDAGraph()
-    with cuda.graph(g):
-        y = x + 1
+    g, y = _captured(cuda, lambda: x + 1)
     x.copy_(torch.tensor([1.0, 2.0, 3.0], device=device))
     g.replay()
     cuda.synchronize()
@@ -251,10 +251,7 @@ def random_ops(cuda, device) -> dict:
 def frozen_shapes(cuda, device) -> dict:
     """Shapes are fixed at capture: a bigger tensor cannot be copied into the static input."""
     x = torch.ones(4, device=device)
-    _warmup(cuda, lambda: x * 2)
-    g = cuda.CUDAGraph()
-    with cuda.graph(g):
-        y = x * 2
+    g, y = _captured(cuda, lambda: x * 2)
     out: dict = {}
     try:
         x.copy_(torch.ones(8, device=device))
@@ -361,10 +358,7 @@ def _pool_bytes(cuda, pool) -> int:
 def memory_pools(cuda, device) -> dict:
     """Tensors allocated in capture stay in the graph's pool until reset; pools can be shared."""
     x = torch.ones(1024, device=device)
-    _warmup(cuda, lambda: x * 2 + 1)
-    g = cuda.CUDAGraph()
-    with cuda.graph(g):
-        y = x * 2 + 1
+    g, y = _captured(cuda, lambda: x * 2 + 1)
     cuda.synchronize()
     pool = g.pool()
     after_capture = _pool_bytes(cuda, pool)
