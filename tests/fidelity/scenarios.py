@@ -121,6 +121,21 @@ def _capture_still_works(cuda, device) -> bool:
     return _values(y) == [2.0] * 4 and _values(x * 3) == [3.0] * 4
 
 
+def _failing_capture(cuda, device, fn, *args) -> dict:
+    """Capture ``fn(*args)`` (a mistake): how it failed, and the state CUDA was left in after."""
+    g = cuda.CUDAGraph()
+    try:
+        with cuda.graph(g):
+            fn(*args)
+    except Exception as exc:
+        outcome = _error(exc)
+    else:
+        outcome = {"raised": False}
+    outcome["stream_left_on_capture_stream"] = _recover(cuda)
+    outcome["usable_after"] = _capture_still_works(cuda, device)
+    return outcome
+
+
 # 1 -------------------------------------------------------------------------------------------
 def static_inputs(cuda, device) -> dict:
     """Copying into the captured input changes the result; rebinding the name does not."""
@@ -331,17 +346,7 @@ def host_sync(cuda, device) -> dict:
     results = {}
     for name, body in _host_sync_cases(cuda).items():
         x = torch.arange(-2.0, 3.0, device=device)
-        g = cuda.CUDAGraph()
-        try:
-            with cuda.graph(g):
-                body(x)
-        except Exception as exc:
-            outcome = _error(exc)
-        else:
-            outcome = {"raised": False}
-        outcome["stream_left_on_capture_stream"] = _recover(cuda)
-        outcome["usable_after"] = _capture_still_works(cuda, device)
-        results[name] = outcome
+        results[name] = _failing_capture(cuda, device, body, x)
     return results
 
 
@@ -459,17 +464,7 @@ def fork_join(cuda, device) -> dict:
     out["event_joined_result"] = _values(d)
 
     side3 = cuda.Stream()
-    g3 = cuda.CUDAGraph()
-    try:
-        with cuda.graph(g3):
-            body(side3, False)
-    except Exception as exc:
-        unjoined = _error(exc)
-    else:
-        unjoined = {"raised": False}
-    unjoined["stream_left_on_capture_stream"] = _recover(cuda)
-    unjoined["usable_after"] = _capture_still_works(cuda, device)
-    out["unjoined"] = unjoined
+    out["unjoined"] = _failing_capture(cuda, device, body, side3, False)
     return out
 
 
