@@ -49,22 +49,8 @@ class SimulatorPlayground(StaticFallback, widgets.VBox):
         self._base = params if params is not None else calibrated()
         host = self._base.host_us if host_us is None else host_us
         self.kernels = _slider(widgets.IntSlider, "kernels", value=kernels, min=1, max=MAX_KERNELS)
-        self.kernel_us = _slider(
-            widgets.FloatSlider,
-            "kernel µs",
-            value=kernel_us,
-            min=0.1,
-            max=max(50.0, kernel_us),
-            step=0.1,
-        )
-        self.host_us = _slider(
-            widgets.FloatSlider,
-            "host µs per launch",
-            value=host,
-            min=0.0,
-            max=max(50.0, host),
-            step=0.1,
-        )
+        self.kernel_us = _microseconds_slider("kernel µs", kernel_us, low=0.1)
+        self.host_us = _microseconds_slider("host µs per launch", host, low=0.0)
         self.sync_every = _slider(
             widgets.IntSlider,
             "sync every k (0: at end)",
@@ -116,4 +102,16 @@ def _slider(kind: type[widgets.Widget], description: str, **limits) -> widgets.W
         style={"description_width": "initial"},
         continuous_update=False,
         **limits,
+    )
+
+
+def _microseconds_slider(description: str, value: float, low: float) -> widgets.FloatSlider:
+    """A duration slider in 0.1 µs steps, up to 50 µs or further when ``value`` is larger."""
+    return _slider(
+        widgets.FloatSlider,
+        description,
+        value=value,
+        min=low,
+        max=max(50.0, value),
+        step=0.1,
     )
