@@ -46,7 +46,8 @@ def backend() -> Backend:
         from .errors import GraphlabError
 
         raise GraphlabError(
-            f"GRAPHLAB_BACKEND={forced!r} is not a backend: use 'cuda', 'emulator' or leave it unset."
+            f"GRAPHLAB_BACKEND={forced!r} is not a backend: "
+            "use 'cuda', 'emulator' or leave it unset."
         )
     has_cuda = torch.cuda.is_available()
     if forced == "emulator":
