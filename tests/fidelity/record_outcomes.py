@@ -13,10 +13,8 @@ from __future__ import annotations
 
 import datetime
 import json
-import os
 import platform
 import sys
-import tempfile
 import warnings
 from pathlib import Path
 
@@ -27,6 +25,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))  # the scenarios next t
 
 from scenarios import run_all
 
+from graphlab.atomic import write_text_atomically
 from graphlab.backend import backend, cuda_module
 
 
@@ -49,11 +48,7 @@ def main(argv: list[str]) -> int:
         "command": "python tests/fidelity/record_outcomes.py " + argv[0],
     }
     text = json.dumps({"meta": meta, "outcomes": outcomes}, indent=2, sort_keys=True) + "\n"
-    out.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=out.parent, prefix=out.name, suffix=".tmp")
-    with os.fdopen(fd, "w") as f:
-        f.write(text)
-    os.replace(tmp, out)
+    write_text_atomically(out, text)
     crashed = [name for name, o in outcomes.items() if "scenario_crashed" in o]
     print(f"wrote {out} ({live}); {len(outcomes)} scenarios, crashed: {crashed or 'none'}")
     return 0

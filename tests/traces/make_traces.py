@@ -13,7 +13,8 @@ writes, with torch.profiler (activities CPU + CUDA):
   1024x1024 matmuls on streams s1 and s2, joined, then added on the capturing stream), replayed
   once while profiling.
 
-and ``provenance.json`` (torch, CUDA, GPU, driver, date, command). The traces are written by
+and ``provenance.json`` (GPU, driver, torch, CUDA, Python, date, graphlab version, command:
+``graphlab.machine.machine_meta``, as in a recording). The traces are written by
 ``prof.export_chrome_trace`` unmodified; nothing is stripped (each is a few tens of KB because
 the profiled regions are tiny and ``with_stack``/``record_shapes`` are off). The script checks
 each file is under 300 KB and says so if not.
@@ -25,14 +26,16 @@ Only the stable ``torch.profiler.profile`` API is used; every profiled region en
 from __future__ import annotations
 
 import json
-import platform
-import subprocess
 import sys
-from datetime import datetime, timezone
 from pathlib import Path
 
 import torch
 from torch.profiler import ProfilerActivity, profile
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # graphlab from this checkout
+
+from graphlab.atomic import write_text_atomically
+from graphlab.machine import machine_meta
 
 N_OPS = 20
 NUMEL = 4096
@@ -133,27 +136,9 @@ def record_multistream_replay(out: Path) -> None:
 
 
 def provenance() -> dict:
-    try:
-        driver = (
-            subprocess.run(
-                ["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"],
-                capture_output=True,
-                text=True,
-                check=True,
-            )
-            .stdout.split("\n")[0]
-            .strip()
-        )
-    except (OSError, subprocess.CalledProcessError):
-        driver = None
+    command = "python tests/traces/make_traces.py " + " ".join(sys.argv[1:])
     return {
-        "gpu": torch.cuda.get_device_name(0),
-        "driver": driver,
-        "torch": torch.__version__,
-        "cuda": torch.version.cuda,
-        "python": platform.python_version(),
-        "date": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-        "command": "python tests/traces/make_traces.py " + " ".join(sys.argv[1:]),
+        **machine_meta(command),
         "files": {
             "eager_chain.json": f"{N_OPS} eager `y = y * 1.0001` on {NUMEL} floats, warmed up",
             "graph_replay.json": f"the same {N_OPS} ops captured in one CUDAGraph, 2 replays",
@@ -178,7 +163,7 @@ def main() -> int:
     record_eager(out)
     record_graph_replay(out)
     record_multistream_replay(out)
-    (out / "provenance.json").write_text(json.dumps(provenance(), indent=2) + "\n")
+    write_text_atomically(out / "provenance.json", json.dumps(provenance(), indent=2) + "\n")
     print(f"wrote {out / 'provenance.json'}")
     return 0
 
