@@ -186,39 +186,47 @@ CATALOGUE: tuple[Failure, ...] = (
     Failure(
         key="captured-event",
         title="An event recorded during capture was queried or timed",
-        example=(
-            "RuntimeError: CUDA error: operation not permitted on an event last recorded in a "
-            "capturing stream"
-        ),
+        example="AcceleratorError: CUDA error: invalid argument (from event.query())",
         cause=(
-            "An event recorded inside a capture is only a node of the graph: it has not happened "
-            "yet, so it cannot be queried, waited on from the CPU or used in elapsed_time()."
+            "An event recorded inside a capture is only a node of the graph: it never happens "
+            "on its own, so it cannot be queried, waited on from the CPU or used in "
+            "elapsed_time(), not even after a replay. CUDA says 'invalid argument' (torch 2.11 "
+            "on an H200) or that the event was last recorded in a capturing stream."
         ),
         fix=(
             "Time a graph from outside: record events around g.replay(), call "
             "torch.cuda.synchronize(), then read start.elapsed_time(end)."
         ),
         lesson="06_does_it_pay",
-        patterns=(r"event last recorded in a capturing stream", r"cudaErrorCapturedEvent"),
+        patterns=(
+            r"event last recorded in a capturing stream",
+            r"cudaErrorCapturedEvent",
+            r"CUDA error: invalid argument",
+        ),
+        # "invalid argument" alone says little: count it only when an event call raised it.
+        only_if=(r"capturing stream", r"\.(query|synchronize|elapsed_time|wait)\("),
     ),
     Failure(
         key="rng-state-in-capture",
-        title="The random generator's state was read or set inside a capture",
+        title="The random generator was seeded (or its seed read) inside a capture",
         example=(
-            "RuntimeError: Cannot call CUDAGeneratorImpl::current_seed during CUDA graph capture. "
-            "If you need this call to be captured, please file an issue."
+            "RuntimeError: CUDAGeneratorImpl::set_current_seed can be called during stream "
+            "capture only if new seed is the same as the original seed."
         ),
         cause=(
             "A graph replays kernels, not Python calls. Random ops in a graph draw fresh numbers "
             "on every replay because PyTorch advances the generator's offset for each replay; "
-            "reading or setting the seed inside the capture has no place in that scheme."
+            "reseeding (or reading the seed) inside the capture has no place in that scheme."
         ),
         fix=(
             "Seed outside the graph: torch.manual_seed(...) before a replay makes that replay's "
             "random numbers repeatable."
         ),
         lesson="04_randomness",
-        patterns=(r"CUDAGeneratorImpl::\w+ during CUDA graph capture",),
+        patterns=(
+            r"CUDAGeneratorImpl::\w+ during CUDA graph capture",
+            r"set_current_seed can be called during stream capture",
+        ),
     ),
     Failure(
         key="empty-graph",

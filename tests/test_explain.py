@@ -258,6 +258,24 @@ def test_item_under_invalidated_capture_is_explained_as_the_host_sync():
     )
 
 
+class _CapturedEvent:
+    """An event recorded inside a capture: on the H200 (torch 2.11) querying it after the
+    capture fails with this text (tests/gpu: query_event_recorded_in_capture)."""
+
+    def query(self):
+        raise RuntimeError(cuda_error("invalid argument", "cudaErrorInvalidValue"))
+
+
+def test_querying_an_event_recorded_in_capture():
+    with pytest.raises(RuntimeError) as info:
+        _CapturedEvent().query()
+    assert explain(info.value).key == "captured-event"
+    # "invalid argument" from anything else is not taken for this mistake.
+    assert explain(RuntimeError(cuda_error("invalid argument", "cudaErrorInvalidValue"))).key == (
+        "unknown"
+    )
+
+
 def test_python_branch_on_a_tensor_is_a_host_sync():
     """As lesson 05's "watch it break" cell does on the H200: `a if x.sum() > 0 else b`."""
     x = _FakeCudaTensor()

@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import contextlib
 import inspect
-import logging
+import io
+import sys
 import warnings
 
 import pytest
@@ -132,11 +133,13 @@ def query_event_recorded_in_capture():
     done.query()
 
 
-def seed_read_in_capture():
+def reseed_in_capture():
     x = torch.ones(4, device="cuda")
+    new_seed = torch.cuda.initial_seed() + 1
     g = torch.cuda.CUDAGraph()
     with torch.cuda.graph(g):
-        x.mul_(torch.cuda.initial_seed() % 2 + 1)
+        torch.cuda.manual_seed(new_seed)
+        x.mul_(2)
 
 
 def adam_step_in_capture():
@@ -177,61 +180,51 @@ def empty_capture_warnings() -> list[str]:
 
 
 def compiled_output_overwritten():
+    """PyTorch's own example: keep an output, call again, then read the kept one."""
+
     @torch.compile(mode="reduce-overhead")
-    def square(x):
-        return x * x
+    def my_model(x):
+        return torch.matmul(x, x)
 
-    x = torch.ones(64, device="cuda")
-    for _ in range(3):
-        square(x)  # warm-up calls, then a recorded graph
-    first = square(x)
-    square(x)
-    first + 1  # reads an output the second call overwrote
-
-
-class _Collect(logging.Handler):
-    def __init__(self):
-        super().__init__(logging.DEBUG)
-        self.messages: list[str] = []
-
-    def emit(self, record):
-        self.messages.append(record.getMessage())
+    x = torch.randn(10, 10, device="cuda")
+    kept = []
+    for _ in range(4):
+        kept.append(my_model(x))
+        for old in kept[:-1]:
+            print(old)  # raises once a later run has overwritten `old`
 
 
-def _torch_log_lines(run) -> list[str]:
-    """Run ``run()`` with torch.compile's cudagraph and perf-hint logs on; return their lines."""
+def _cudagraph_logs_on() -> None:
+    """Turn on torch.compile's cudagraph and perf-hint logs (printed on stderr)."""
     wanted = {"cudagraphs", "perf_hints"} & set(
         inspect.signature(torch._logging.set_logs).parameters
     )
     torch._logging.set_logs(**dict.fromkeys(wanted, True))
-    handler = _Collect()
-    logging.getLogger("torch").addHandler(handler)
-    run()
-    torch.cuda.synchronize()
-    return handler.messages
 
 
-def compiled_mutating_input() -> list[str]:
+def compiled_mutating_input() -> None:
     @torch.compile(mode="reduce-overhead")
     def bump(x):
         x.add_(1)
         return x * 2
 
     x = torch.ones(64, device="cuda")
-    return _torch_log_lines(lambda: [bump(x) for _ in range(4)])
+    _cudagraph_logs_on()
+    for _ in range(4):
+        bump(x)
+    torch.cuda.synchronize()
 
 
-def compiled_many_shapes() -> list[str]:
+def compiled_many_shapes() -> None:
     @torch.compile(mode="reduce-overhead", dynamic=True)
     def double(x):
         return x * 2
 
-    def run():
-        for n in range(1, 13):
-            for _ in range(3):
-                double(torch.ones(n, device="cuda"))
-
-    return _torch_log_lines(run)
+    _cudagraph_logs_on()
+    for n in range(1, 13):
+        for _ in range(3):
+            double(torch.ones(n, device="cuda"))
+    torch.cuda.synchronize()
 
 
 # -- tests ----------------------------------------------------------------------------------------
@@ -249,7 +242,7 @@ def compiled_many_shapes() -> list[str]:
         (fork_without_join, "unjoined-fork"),
         (wait_on_uncaptured_event, "uncaptured-dependency"),
         (query_event_recorded_in_capture, "captured-event"),
-        (seed_read_in_capture, "rng-state-in-capture"),
+        (reseed_in_capture, "rng-state-in-capture"),
         (adam_step_in_capture, "optimizer-not-capturable"),
         (replay_never_captured, "replay-without-capture"),
         (allocate_too_much_in_capture, "out-of-memory"),
@@ -271,40 +264,46 @@ def test_empty_graph_warning_is_explained():
     assert [explain(m).key for m in messages if "empty" in m.lower()] == ["empty-graph"]
 
 
-def compile_failures() -> dict:
-    """The three torch.compile failures, in one child: inductor's start-up is paid once."""
+def compile_failures() -> tuple[str | None, str]:
+    """The three torch.compile failures, in one child: inductor's start-up is paid once.
+
+    Returns the explanation key and text of the overwritten-output error (None if none was
+    raised); the log lines of the other two go to stderr, where the fixture reads them.
+    """
+    compiled_mutating_input()
+    compiled_many_shapes()
     try:
         compiled_output_overwritten()
-        overwritten = (None, "no error")
     except RuntimeError as exc:
-        overwritten = (explain(exc).key, str(exc)[:300])
-    return {
-        "overwritten": overwritten,
-        "mutating": compiled_mutating_input(),
-        "shapes": compiled_many_shapes(),
-    }
+        return explain(exc).key, str(exc)[:300]
+    return None, "no error"
 
 
 @pytest.fixture(scope="module")
 def compiled():
-    return isolated(compile_failures, timeout=COMPILE_TIMEOUT_S)
+    """(overwritten key, its text, the child's stderr lines)."""
+    stderr = io.StringIO()
+    with contextlib.redirect_stderr(stderr):  # isolated() copies the child's stderr here
+        key, seen = isolated(compile_failures, timeout=COMPILE_TIMEOUT_S)
+    sys.stderr.write(stderr.getvalue())
+    return key, seen, stderr.getvalue().splitlines()
 
 
 def test_compiled_output_overwritten_is_explained(compiled):
-    key, seen = compiled["overwritten"]
+    key, seen, _ = compiled
     assert key == "output-overwritten", seen
 
 
 def test_compile_skipping_cudagraphs_is_explained(compiled):
-    skips = [line for line in compiled["mutating"] if "skipping cudagraph" in line]
-    assert skips, f"no 'skipping cudagraphs' line among {len(compiled['mutating'])} log lines"
+    skips = [line for line in compiled[2] if "skipping cudagraphs due to" in line]
+    assert skips, f"no 'skipping cudagraphs' line among {len(compiled[2])} stderr lines"
     assert {explain(line).key for line in skips} == {"compile-skipped-cudagraphs"}
 
 
 def test_new_graph_per_shape_is_explained(compiled):
-    lines = compiled["shapes"]
-    keys = {explain(line).key for line in lines if "distinct" in line}
-    assert keys == {"shape-rerecord"}, f"log lines: {lines[:20]}"
+    lines = [line for line in compiled[2] if "distinct input size" in line]
+    assert lines, f"no 'distinct input size' line among {len(compiled[2])} stderr lines"
+    assert {explain(line).key for line in lines} == {"shape-rerecord"}
 
 
 def test_rebinding_an_input_is_explained_by_the_checker():
