@@ -171,13 +171,10 @@ def run(args: argparse.Namespace) -> int:
     result = outcome.to_dict()
     result["workload"]["kernel_us"] = args.kernel_us
     if args.trace:
+        from ..atomic import write_text_atomically
         from ..errors import SimulatorError
-        from ..simulator.atomic import write_atomically
 
         text = json.dumps(combined_chrome_trace(outcome.timelines), separators=(",", ":"))
-        try:
-            write_atomically(args.trace, text)
-        except OSError as exc:
-            raise SimulatorError(f"could not write the trace to {args.trace}: {exc}") from None
+        write_text_atomically(args.trace, text, SimulatorError)
     print(json.dumps(result, indent=2) if args.json else _report(result))
     return 0

@@ -63,8 +63,8 @@ from typing import Any
 
 import numpy as np
 
+from ..atomic import write_text_atomically
 from ..errors import SimulatorError
-from .atomic import write_atomically
 from .model import schedule
 from .params import CALIBRATED_PATH, SimParams
 from .workloads import chain, eager, graph
@@ -488,7 +488,7 @@ def write(path: Path, result: Fit, rows: Sequence[CheckRow], prov: dict[str, Any
         "provenance": prov,
         "check": [r.to_dict() for r in rows],
     }
-    return write_atomically(path, json.dumps(data, indent=2) + "\n")
+    return write_text_atomically(path, json.dumps(data, indent=2) + "\n", SimulatorError)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
