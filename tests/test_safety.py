@@ -160,6 +160,19 @@ def test_widgets_escape_names_from_traces(widget_name):
     assert "<img" not in text
 
 
+HOSTILE_GPU = "<a href='https://example.invalid'>NVIDIA H200</a>"
+
+
+@pytest.mark.parametrize("widget_name", ["TimelineView", "GapView"])
+def test_widgets_escape_the_gpu_name_from_a_trace(widget_name):
+    # The GPU name comes from the trace file's deviceProperties and lands in panel banners.
+    from graphlab import widgets
+
+    text = rendered(getattr(widgets, widget_name)(eager=hostile_timeline(gpu=HOSTILE_GPU)))
+    assert HOSTILE_GPU not in text
+    assert "<a href" not in text
+
+
 def test_timeline_view_still_shows_the_escaped_kernel_name():
     from graphlab import widgets
 

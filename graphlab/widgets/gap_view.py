@@ -63,7 +63,8 @@ class GapView(StaticFallback, widgets.VBox):
             for title, gaps in gaps_us.items()
         }
         self.meter = gap_meter([(title, tl.summary().to_dict()) for title, tl, _ in picked])
-        sources = " · ".join(dict.fromkeys(banner(tl.meta) for _, tl, _ in picked))
+        # Banners carry text from the trace file (the GPU name); plotly renders titles as markup.
+        sources = " · ".join(dict.fromkeys(html.escape(banner(tl.meta)) for _, tl, _ in picked))
         self.figure = go.FigureWidget(self._traces(), self._layout(sources))
         self._meter = widgets.HTML(f"<b>{html.escape(self.meter)}</b>")
         super().__init__([self._meter, self.figure])
