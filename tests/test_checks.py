@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import pytest
 import torch
+from wrong_answers import collect_references, rebinding_step
 
 from graphlab import DEVICE, checks, cuda
 from graphlab.errors import CheckFailed
@@ -102,11 +103,6 @@ def test_replay_with_new_inputs_passes(capsys):
 
 
 def test_rebinding_the_input_fails_with_stale_message():
-    def rebinding_step(graph, static_x, static_y, batch):
-        static_x = batch  # noqa: F841
-        graph.replay()
-        return static_y
-
     with pytest.raises(CheckFailed, match="returned the first batch's result: the graph still"):
         checks.check_replay_with_new_inputs(rebinding_step)
 
@@ -140,14 +136,6 @@ def test_keep_outputs_passes(capsys):
 
 
 def test_keeping_references_fails_with_overwritten_message():
-    def collect_references(graph, static_x, static_y, batches):
-        kept = []
-        for batch in batches:
-            static_x.copy_(batch)
-            graph.replay()
-            kept.append(static_y)
-        return kept
-
     with pytest.raises(CheckFailed, match=r"all 4 outputs you kept equal the last batch's \[16"):
         checks.check_keep_outputs(collect_references)
 

@@ -15,6 +15,7 @@ import warnings
 from pathlib import Path
 
 import pytest
+from wrong_answers import collect_references, rebinding_step
 
 from graphlab.backend import backend
 from graphlab.catalogue import CATALOGUE
@@ -546,11 +547,6 @@ def test_emulator_replay_before_capture():
 def test_checker_catches_rebinding_on_the_live_backend():
     from graphlab.checks.static_inputs import check_replay_with_new_inputs
 
-    def rebinding_step(graph, static_x, static_y, batch):
-        static_x = batch  # noqa: F841  (the mistake: the graph still reads the old tensor)
-        graph.replay()
-        return static_y
-
     with pytest.raises(CheckFailed) as info:
         check_replay_with_new_inputs(rebinding_step)
     assert explain(info.value).key == "stale-static-input"
@@ -559,16 +555,8 @@ def test_checker_catches_rebinding_on_the_live_backend():
 def test_checker_catches_kept_outputs_on_the_live_backend():
     from graphlab.checks.outputs import check_keep_outputs
 
-    def collect_without_clone(graph, static_x, static_y, batches):
-        kept = []
-        for batch in batches:
-            static_x.copy_(batch)
-            graph.replay()
-            kept.append(static_y)
-        return kept
-
     with pytest.raises(CheckFailed) as info:
-        check_keep_outputs(collect_without_clone)
+        check_keep_outputs(collect_references)
     assert explain(info.value).key == "output-overwritten"
 
 

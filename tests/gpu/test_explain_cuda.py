@@ -18,6 +18,7 @@ import warnings
 
 import pytest
 import torch
+from wrong_answers import collect_references, rebinding_step
 
 from graphlab.checks.outputs import check_keep_outputs
 from graphlab.checks.static_inputs import check_replay_with_new_inputs
@@ -307,27 +308,14 @@ def test_new_graph_per_shape_is_explained(compiled):
 
 
 def test_rebinding_an_input_is_explained_by_the_checker():
-    def rebinding_step(graph, static_x, static_y, batch):
-        static_x = batch  # noqa: F841  (the mistake the lesson is about)
-        graph.replay()
-        return static_y
-
     with pytest.raises(CheckFailed) as info:
         check_replay_with_new_inputs(rebinding_step)
     assert explain(info.value).key == "stale-static-input"
 
 
 def test_keeping_outputs_without_clone_is_explained_by_the_checker():
-    def collect_without_clone(graph, static_x, static_y, batches):
-        kept = []
-        for batch in batches:
-            static_x.copy_(batch)
-            graph.replay()
-            kept.append(static_y)
-        return kept
-
     with pytest.raises(CheckFailed) as info:
-        check_keep_outputs(collect_without_clone)
+        check_keep_outputs(collect_references)
     assert explain(info.value).key == "output-overwritten"
 
 
