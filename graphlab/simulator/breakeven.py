@@ -20,7 +20,7 @@ import numpy as np
 
 from ..errors import SimulatorError
 from .model import simulate
-from .params import SimParams
+from .params import SimParams, check_duration
 from .workloads import Step, eager, graph, model_step
 
 __all__ = [
@@ -35,15 +35,8 @@ __all__ = [
 
 
 def _finite(name: str, value) -> float:
-    try:
-        number = float(value)
-    except (TypeError, ValueError, OverflowError):
-        raise SimulatorError(
-            f"{name} must be a number of microseconds, got {value!r:.40}"
-        ) from None
-    if not math.isfinite(number) or number < 0:
-        raise SimulatorError(f"{name} must be a finite, non-negative time in µs, got {value!r:.40}")
-    return number
+    """A measured or modelled time: any finite, non-negative number of µs."""
+    return check_duration(name, value, maximum=math.inf)
 
 
 def breakeven(capture_us: float, eager_us: float, replay_us: float) -> float | None:

@@ -49,17 +49,24 @@ CALIBRATED_PATH = Path(__file__).with_name("calibrated_h200.json")
 MAX_DURATION_US = 1_000_000.0
 
 
-def check_duration(name: str, value: float) -> float:
-    """``value`` as a float if it is a duration in [0, MAX_DURATION_US] µs, else SimulatorError."""
+def check_duration(name: str, value: float, maximum: float = MAX_DURATION_US) -> float:
+    """``value`` as a float if it is a duration in [0, maximum] µs, else SimulatorError.
+
+    ``maximum=math.inf`` accepts any finite duration (measured totals, which can be long).
+    """
     try:
         number = float(value)
     except (TypeError, ValueError, OverflowError):
         raise SimulatorError(
             f"{name} must be a number of microseconds, got {value!r:.40}"
         ) from None
-    if math.isnan(number) or number < 0 or number > MAX_DURATION_US:
+    if not math.isfinite(number) or number < 0 or number > maximum:
+        if math.isinf(maximum):
+            raise SimulatorError(
+                f"{name} must be a finite, non-negative time in µs, got {value!r:.40}"
+            )
         raise SimulatorError(
-            f"{name} must be between 0 and {MAX_DURATION_US:g} µs, got {value!r:.40}: "
+            f"{name} must be between 0 and {maximum:g} µs, got {value!r:.40}: "
             "pass a non-negative, finite duration"
         )
     return number
