@@ -2,7 +2,8 @@
 # The lead's one-call GPU run (device tool, NVIDIA H200, no network): records what the course bundles
 # and runs the GPU tests. Usage on the GPU machine, from the repository root, after installing the
 # carried wheels (see ../shared/gpu/wheels.sh):  bash tools/gpu_run.sh STEP...
-# Steps: traces recordings fidelity cudatests notebooks memory. Everything lands in $OUT/results.tgz
+# Steps: traces recordings fidelity cudatests notebooks (NOTEBOOKS=paths for some) nbval memory
+# failedcapture. Everything lands in $OUT/results.tgz
 # plus one log per step, so a failing step never hides the others' results.
 set -u
 stage=$(mktemp -d)
@@ -22,10 +23,12 @@ for step in "$@"; do
     recordings) run_step recordings python3 -m graphlab record --out "$stage/recordings" ;;
     fidelity) run_step fidelity python3 tests/fidelity/record_outcomes.py "$stage/h200_outcomes.json" ;;
     cudatests) run_step cudatests python3 -m pytest -m cuda -p no:cacheprovider -q -rs --continue-on-collection-errors tests ;;
-    notebooks) run_step notebooks python3 tools/execute_notebooks.py
+    notebooks) run_step notebooks python3 tools/execute_notebooks.py ${NOTEBOOKS:-}
       mkdir -p "$stage/notebooks" && cp notebooks/*.ipynb "$stage/notebooks/" ;;
     nbval) run_step nbval python3 -m pytest -p no:cacheprovider -q --nbval-lax notebooks ;;
-    memory) run_step memory python3 benchmarks/memory_rounds.py ;;
+    memory) run_step memory python3 benchmarks/memory_rounds.py --json "$stage/memory_rounds.json" ;;
+    failedcapture) run_step failedcapture python3 benchmarks/failed_capture_memory.py \
+      --json "$stage/failed_capture_memory.json" ;;
     *) echo "unknown step $step" ;;
   esac
 done
