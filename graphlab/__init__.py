@@ -30,6 +30,7 @@ __all__ = [
     "load_ipython_extension",
     "recording",
     "recordings",
+    "release_failed_captures",
     "widgets",
 ]
 
@@ -41,6 +42,7 @@ _LAZY = {
     "isolated": ("graphlab.isolate", "isolated"),
     "recording": ("graphlab.recordings", "recording"),
     "recordings": ("graphlab.recordings", "list_recordings"),
+    "release_failed_captures": ("graphlab.recovery", "release_failed_captures"),
     "load_ipython_extension": ("graphlab.magics", "load_ipython_extension"),
 }
 

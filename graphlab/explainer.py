@@ -25,6 +25,7 @@ import warnings
 from dataclasses import dataclass
 
 from .catalogue import CATALOGUE, Failure
+from .recovery import current_stream, recover
 
 __all__ = ["Explanation", "explain", "explained"]
 
@@ -123,48 +124,21 @@ class explained(contextlib.ContextDecorator):
     unchanged except for a note (PEP 678) holding the explanation; unrecognised exceptions pass
     through untouched.
 
-    It also makes the stream that was current when the block began current again. When ending a
-    capture fails, ``torch.cuda.graph`` (and the emulator, which copies it) leaves its side stream
-    current, and every later cell of the notebook would then run on that stream.
+    It also puts back what a failed capture leaves behind (:func:`graphlab.recovery.recover`): the
+    stream that was current when the block began becomes current again (``torch.cuda.graph``, and
+    the emulator, which copies it, leave their side stream current when ending the capture fails)
+    and the memory pool torch keeps for the failed capture is released.
     """
 
     def __enter__(self) -> explained:
-        self._stream = _current_stream()
+        self._stream = current_stream()
         return self
 
     def __exit__(self, exc_type, exc, tb) -> bool:
         if isinstance(exc, Exception):
             _attach(exc)
-            _restore_stream(self._stream)
+            recover(self._stream)
         return False
-
-
-def _graph_api():
-    """The live graph API (torch.cuda or the emulator), or None if CUDA has not been started.
-
-    Never starts CUDA itself: a block that did not touch the GPU has no stream to restore.
-    """
-    from .backend import backend, cuda_module
-
-    if backend().is_cuda:
-        import torch
-
-        return torch.cuda if torch.cuda.is_initialized() else None
-    return cuda_module()
-
-
-def _current_stream():
-    api = _graph_api()
-    return None if api is None else api.current_stream()
-
-
-def _restore_stream(entry_stream) -> None:
-    api = _graph_api()
-    if api is None or api.is_current_stream_capturing():
-        return  # nothing started, or a capture is still open: leave it to its owner
-    target = entry_stream if entry_stream is not None else api.default_stream()
-    if api.current_stream() != target:
-        api.set_stream(target)
 
 
 def _attach(exc: Exception) -> None:

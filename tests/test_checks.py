@@ -72,6 +72,26 @@ def test_capture_chain_computed_outside_the_graph_fails():
         checks.check_capture_chain(eager_result)
 
 
+@pytest.mark.filterwarnings("ignore:graphlab CPU emulator differs")  # about CPU tensors: none here
+def test_capture_chain_failing_inside_its_capture_is_explained_and_recovered():
+    def reads_the_sum(static_x, n):
+        g = cuda.CUDAGraph()
+        with cuda.graph(g):
+            out = static_x + n
+            print(f"captured sum {out.sum().item()}")  # a host read: not allowed in a capture
+        return g, out
+
+    with pytest.raises(CheckFailed) as info:
+        checks.check_capture_chain(reads_the_sum)
+    message = str(info.value)
+    assert message.startswith("capture_chain raised ")
+    # The catalogue's explanation of the .item() under the failed capture follows the error.
+    assert "\nThe CPU waited for the GPU inside a capture\n" in message
+    assert message.endswith("Lesson: 01_kernel_gaps")
+    # The failed capture left its side stream current; the checker put the default one back.
+    assert cuda.current_stream() == cuda.default_stream()
+
+
 def kernels_per_replay(t):
     first = t.correlation[(t.kind == "launch") & (t.name == "cudaGraphLaunch")][0]
     return int(((t.kind == "kernel") & (t.correlation == first)).sum())

@@ -16,6 +16,8 @@ import torch
 
 from ..backend import backend, cuda_module
 from ..errors import CheckFailed
+from ..explainer import explain
+from ..recovery import current_stream, recover
 
 __all__ = ["call", "fail", "fmt", "live", "passed", "same", "warm_up"]
 
@@ -63,10 +65,12 @@ def call(fn: Callable, *args: Any, name: str) -> Any:
     """Call the learner's ``fn``, turning the stub's NotImplementedError or a crash into a message.
 
     Errors graphlab raises on purpose (a capture error of the emulator, a CheckFailed from a nested
-    check) keep their own message, with the exercise named in front.
+    check) keep their own message, with the exercise named in front; a failure graphlab's
+    catalogue recognises gets its explanation (cause, fix, lesson) below.
     """
     if not callable(fn):
         fail(f"{name} should be a function you define above, not {type(fn).__name__}.")
+    stream = current_stream()
     try:
         return fn(*args)
     except NotImplementedError:
@@ -74,7 +78,12 @@ def call(fn: Callable, *args: Any, name: str) -> Any:
     except CheckFailed:
         raise
     except Exception as exc:
-        raise CheckFailed(f"{name} raised {type(exc).__name__}: {exc}") from exc
+        # A capture of the learner's that failed must not leave its side stream current or its
+        # memory pool reserved for the cells that follow.
+        recover(stream)
+        explanation = explain(exc)
+        hint = f"\n{explanation}" if explanation.matched else ""
+        raise CheckFailed(f"{name} raised {type(exc).__name__}: {exc}{hint}") from exc
 
 
 def warm_up(fn: Callable[[], Any], iterations: int = 3) -> None:

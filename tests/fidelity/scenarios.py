@@ -20,6 +20,8 @@ import io
 import torch
 import torch.nn.functional as F
 
+from graphlab.recovery import release_failed_captures
+
 __all__ = [
     "CUDA_ERROR_MESSAGES",
     "SCENARIOS",
@@ -105,11 +107,14 @@ def _recover(cuda) -> bool:
     """After a failed capture: True if torch.cuda.graph left the capture stream current.
 
     ``torch.cuda.graph.__exit__`` ends the capture before switching streams back, so when ending
-    the capture raises, the side stream stays current; switch back to the default stream.
+    the capture raises, the side stream stays current; switch back to the default stream. On a
+    GPU, also release the memory pool torch keeps for the failed capture, so that running the
+    scenarios again and again does not grow reserved memory (benchmarks/memory_rounds.py).
     """
     left_on_side_stream = cuda.current_stream() != cuda.default_stream()
     cuda.set_stream(cuda.default_stream())
     cuda.synchronize()
+    release_failed_captures()
     return left_on_side_stream
 
 

@@ -1,0 +1,99 @@
+"""Putting the process back in order after a capture fails, so the next cell starts clean.
+
+A capture that fails leaves two things behind in the learner's process:
+
+- **The capture stream stays current.** ``torch.cuda.graph`` ends the capture before it switches
+  streams back, so when ending the capture raises, its side stream remains the current stream and
+  every later cell would run on it.
+- **Its memory pool stays reserved** (torch 2.11, measured on the H200 with
+  ``benchmarks/failed_capture_memory.py``). Each capture allocates from a private pool. A failed
+  capture never ends the allocator's routing into that pool, nor gives back the pool's reference,
+  so neither deleting the graph, ``graph.reset()`` nor ``torch.cuda.empty_cache()`` frees it:
+  every failed capture kept its segment: 42 MiB stayed reserved after 20 of them.
+
+:func:`recover` undoes both. ``graphlab.explainer.explained`` and the exercise checkers call it
+after a failure; :func:`release_failed_captures` (``graphlab.release_failed_captures``) is the
+half for code that catches a capture error itself.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+
+__all__ = ["current_stream", "recover", "release_failed_captures"]
+
+
+def _graph_api() -> Any:
+    """The live graph API (torch.cuda or the emulator), or None if CUDA has not been started.
+
+    Never starts CUDA itself: a block that did not touch the GPU has nothing to put back.
+    """
+    from .backend import backend, cuda_module
+
+    if backend().is_cuda:
+        return torch.cuda if torch.cuda.is_initialized() else None
+    return cuda_module()
+
+
+def current_stream() -> Any:
+    """The stream to come back to after a failure: the current one, or None before CUDA starts."""
+    api = _graph_api()
+    return None if api is None else api.current_stream()
+
+
+def recover(entry_stream: Any = None) -> None:
+    """After a failed capture: make ``entry_stream`` current again and release the lost pools.
+
+    ``entry_stream`` is what :func:`current_stream` returned before the capture (None: the
+    default stream). Nothing is done while a capture is still open, which belongs to its owner.
+    """
+    api = _graph_api()
+    if api is None or api.is_current_stream_capturing():
+        return
+    target = entry_stream if entry_stream is not None else api.default_stream()
+    if api.current_stream() != target:
+        api.set_stream(target)
+    if api is torch.cuda:
+        release_failed_captures()
+
+
+def release_failed_captures() -> int:
+    """Give back the memory pools that failed CUDA graph captures still hold; how many it freed.
+
+    Call it after catching a capture error in your own code. A pool belongs to a failed capture
+    when the caching allocator is still routing allocations into it although no capture is open:
+    a successful capture ends that routing when it ends. Ending the routing and dropping the
+    reference the capture took lets ``empty_cache`` return the pool's segments to the GPU.
+    Live graphs' pools are left alone, and so are ``torch.cuda.MemPool`` pools. Returns 0 on the
+    CPU, before CUDA starts, during a capture, and on torch versions that clean up failed captures
+    themselves.
+    """
+    if not torch.cuda.is_available() or not torch.cuda.is_initialized():
+        return 0
+    if torch.cuda.is_current_stream_capturing():
+        return 0  # the routing of a capture in progress is not ours to end
+    end_routing = getattr(torch._C, "_cuda_endAllocateToPool", None)
+    release_pool = getattr(torch._C, "_cuda_releasePool", None)
+    if end_routing is None or release_pool is None:
+        return 0
+    # Only pools holding segments can hold memory. Graph pools' ids are (n, 0): (0, 0) is the
+    # ordinary memory and (0, n) a torch.cuda.MemPool, whose routing is on for as long as a
+    # `with torch.cuda.use_mem_pool(...)` block runs and must not be ended here.
+    pools = {
+        (segment["device"], tuple(segment["segment_pool_id"]))
+        for segment in torch.cuda.memory_snapshot()
+        if segment.get("segment_pool_id", (0, 0))[0] != 0
+    }
+    released = 0
+    for device, pool in sorted(pools):
+        try:
+            end_routing(device, pool)
+        except RuntimeError:
+            continue  # "not currently recording to mempool_id": a live graph's pool, keep it
+        release_pool(device, pool)
+        released += 1
+    if released:
+        torch.cuda.empty_cache()
+    return released
