@@ -9,8 +9,8 @@ memory the caching allocator still reserves and how many private pools still hol
     none         the failed graph object is simply dropped
     empty_cache  del the graph, gc.collect(), torch.cuda.empty_cache()
     reset        graph.reset() first, then as empty_cache
-    release      capture into a pool of our own (graph_pool_handle()), and if it still holds
-                 segments after empty_cache, end its allocation routing and release it
+    graphlab     graphlab.release_failed_captures(): ends the allocator's routing into the
+                 failed capture's pool and drops its reference, then empty_cache
     succeed      the same number of captures that succeed, graphs dropped (the baseline)
 
 Run from the project root on the GPU machine::
@@ -29,7 +29,9 @@ from pathlib import Path
 
 import torch
 
-WAYS = ("none", "empty_cache", "reset", "release", "succeed")
+from graphlab.recovery import release_failed_captures
+
+WAYS = ("none", "empty_cache", "reset", "graphlab", "succeed")
 MIB = 2**20
 
 
@@ -46,9 +48,8 @@ def fail_one_capture(way: str, notes: dict) -> None:
     """One capture that fails after allocating ``x * 2`` in its pool, cleaned up ``way``."""
     x = torch.ones(1024, device="cuda")
     graph = torch.cuda.CUDAGraph()
-    pool = torch.cuda.graph_pool_handle() if way == "release" else None
     try:
-        with torch.cuda.graph(graph, pool=pool):
+        with torch.cuda.graph(graph):
             y = x * 2
             if way != "succeed":
                 y.sum().item()  # a host sync: not permitted while the stream is capturing
@@ -63,16 +64,9 @@ def fail_one_capture(way: str, notes: dict) -> None:
         graph.reset()
     del graph, y
     gc.collect()
+    if way == "graphlab":
+        notes["released"] = notes.get("released", 0) + release_failed_captures()
     torch.cuda.empty_cache()
-    if way == "release" and tuple(pool) in pools_with_segments():
-        try:
-            torch._C._cuda_endAllocateToPool(0, pool)
-            notes["routing_left_on"] = notes.get("routing_left_on", 0) + 1
-        except RuntimeError:
-            pass
-        torch._C._cuda_releasePool(0, pool)
-        torch.cuda.empty_cache()
-        notes["released_by_hand"] = notes.get("released_by_hand", 0) + 1
 
 
 def one_way(way: str, captures: int) -> dict:
@@ -136,9 +130,7 @@ def main(argv: list[str] | None = None) -> int:
             f"{figures['pools_holding_segments']:>3} pools hold segments, "
             f"+{figures['reserved_added_after_final_empty_cache_mib']:7.1f} MiB after a final "
             f"empty_cache; capture works after: {figures['capture_works_after']}; "
-            + ", ".join(
-                f"{k}={figures[k]}" for k in ("routing_left_on", "released_by_hand") if k in figures
-            )
+            + (f"pools released: {figures['released']}" if "released" in figures else "")
         )
     if args.json:
         Path(args.json).write_text(json.dumps(results, indent=2))
