@@ -16,6 +16,8 @@ memory the caching allocator still reserves and how many private pools still hol
 Run from the project root on the GPU machine::
 
     python benchmarks/failed_capture_memory.py [--captures 20] [--json OUT.json]
+
+The last H200 run's figures: ``benchmarks/results/failed_capture_memory_h200.json``.
 """
 
 from __future__ import annotations

@@ -13,6 +13,8 @@ Run from the project root on the GPU machine::
     python benchmarks/memory_rounds.py                    # quick experiments, 10 rounds
     python benchmarks/memory_rounds.py --full --json $OUT/memory_rounds.json
 
+The figures of the last run on the H200 are in ``benchmarks/results/memory_rounds_h200.json``.
+
 Exit status 0 when the growth is under the target, 1 otherwise.
 """
 

@@ -5,10 +5,7 @@ with ``record_outcomes.py``; its ``meta`` says where and when). Here the same sc
 live backend -- the CPU emulator in CI, torch.cuda on a GPU -- and every observable outcome must be
 equal. Keys starting with ``info_`` (exception class and text) are context, not outcomes.
 
-A CUDA error's name is read from its message with the table in ``scenarios.py``. Where a
-recording could not name it (the H200's CUDA 13 reworded cudaErrorStreamCaptureUnjoined as
-"capturing stream has unjoined work", a text the table learnt from that run), the name is read
-again from the recorded message with today's table; the recorded values themselves are untouched.
+A CUDA error's name is read from its message with the table in ``scenarios.py``.
 """
 
 from __future__ import annotations
@@ -18,7 +15,7 @@ import warnings
 from pathlib import Path
 
 import pytest
-from scenarios import SCENARIOS, cuda_error_in_text, run_all
+from scenarios import SCENARIOS, run_all
 
 from graphlab.backend import backend, cuda_module
 
@@ -28,8 +25,6 @@ RECORDED = json.loads((Path(__file__).parent / "h200_outcomes.json").read_text()
 def observable(outcome: dict, prefix: str = "") -> dict:
     """Flatten nested outcomes to ``{"case.key": value}``, leaving out ``info_`` keys."""
     flat = {}
-    if outcome.get("cuda_error", "absent") is None and outcome.get("info_message"):
-        outcome = {**outcome, "cuda_error": cuda_error_in_text(outcome["info_message"])}
     for key, value in outcome.items():
         if key.startswith("info_"):
             continue
