@@ -12,6 +12,7 @@ Run from the project root on the GPU machine::
 
     python benchmarks/memory_rounds.py                    # quick experiments, 10 rounds
     python benchmarks/memory_rounds.py --full --json $OUT/memory_rounds.json
+    python benchmarks/memory_rounds.py --card-gb 16     # as if on a 16 GB card
 
 The figures of the last run on the H200 are in ``benchmarks/results/memory_rounds_h200.json``.
 
@@ -68,6 +69,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--only", choices=["record", "fidelity"], help="run only that group of experiments"
     )
+    parser.add_argument(
+        "--card-gb",
+        type=float,
+        metavar="GB",
+        help="behave like a card of GB gigabytes (torch.cuda.set_per_process_memory_fraction)",
+    )
     args = parser.parse_args(argv)
     if not torch.cuda.is_available():
         print("memory_rounds: needs a CUDA GPU (measures GPU memory); nothing measured")
@@ -75,6 +82,10 @@ def main(argv: list[str] | None = None) -> int:
     if args.rounds < 2:
         parser.error("--rounds must be at least 2 (growth is measured after round 1)")
 
+    if args.card_gb:
+        total = torch.cuda.mem_get_info()[1]
+        torch.cuda.set_per_process_memory_fraction(min(1.0, args.card_gb * 1e9 / total))
+        print(f"memory capped at {args.card_gb:g} GB, as on a card of that size")
     runs = experiments(args.full)
     if args.only:
         runs = {name: run for name, run in runs.items() if name.startswith(f"{args.only}:")}
@@ -139,6 +150,7 @@ def main(argv: list[str] | None = None) -> int:
             "gpu": torch.cuda.get_device_name(0),
             "torch": torch.__version__,
             "full": args.full,
+            "card_gb": args.card_gb,
             "rounds": rounds,
             "growth_after_round_1": growth,
             "target_growth": TARGET_GROWTH,

@@ -12,6 +12,10 @@ emulator.
   mix of cuBLAS matrix multiplies and elementwise kernels.
 
 Inputs are made from a fixed seed on the CPU and then moved, so every run sees the same values.
+
+On a GPU each builder first checks that the workload fits in the memory this process can still
+use (:func:`check_fits`), so that a size meant for an H200 is refused with the largest size that
+fits this card (a 16 GB one, say) instead of failing with an out-of-memory error halfway through.
 """
 
 from __future__ import annotations
@@ -24,11 +28,21 @@ import torch
 
 from .errors import GraphlabError
 
-__all__ = ["Workload", "chain", "mlp"]
+__all__ = ["Workload", "chain", "check_fits", "mlp"]
 
 # Largest tensor a workload may allocate per input, in elements (256 Mi float32 = 1 GiB): a guard
 # against a typo such as numel=2**40, which would otherwise fail deep inside the allocator.
 MAX_NUMEL = 2**28
+
+
+# A workload may take this share of the GPU memory still free when it is built: the graph's
+# private pool, the warm-up on a side stream and the learner's own tensors need the rest.
+FREE_MEMORY_SHARE = 0.5
+# Float32 tensors of a chain's size alive at its peak: the input, the step being read and the one
+# being written, plus the static input a capture keeps (a graph's pool reuses freed steps).
+CHAIN_TENSORS = 4
+FLOAT32 = 4
+GIB = 2**30
 
 
 @dataclass(frozen=True)
@@ -61,6 +75,38 @@ def _positive(value: int, what: str, limit: int) -> int:
     return value
 
 
+def usable_gpu_bytes(device: torch.device) -> int | None:
+    """Bytes this process may still allocate on ``device``; None when it is not a CUDA device.
+
+    That is the device's free memory plus what the caching allocator holds unused, capped by
+    ``torch.cuda.set_per_process_memory_fraction`` when one is set (how a 16 GB card is mimicked
+    on a larger one).
+    """
+    if device.type != "cuda" or not torch.cuda.is_available():
+        return None
+    free, total = torch.cuda.mem_get_info(device)
+    cached = torch.cuda.memory_reserved(device) - torch.cuda.memory_allocated(device)
+    usable = free + cached
+    fraction = getattr(torch.cuda, "get_per_process_memory_fraction", None)
+    if fraction is not None:
+        usable = min(usable, int(fraction(device) * total) - torch.cuda.memory_allocated(device))
+    return max(usable, 0)
+
+
+def check_fits(needed: int, usable: int | None, what: str, advice: str) -> None:
+    """Refuse a workload of ``needed`` bytes that does not fit the GPU memory left to it.
+
+    ``usable`` is what :func:`usable_gpu_bytes` returned (None: no GPU, nothing to check); the
+    workload may take :data:`FREE_MEMORY_SHARE` of it. ``advice`` names the size that would fit.
+    """
+    if usable is None or needed <= FREE_MEMORY_SHARE * usable:
+        return
+    raise GraphlabError(
+        f"{what} needs about {needed / GIB:.2f} GiB of GPU memory and this process can use "
+        f"{usable / GIB:.2f} GiB more, of which a workload may take half: {advice}"
+    )
+
+
 def _seeded_randn(shape: tuple[int, ...], seed: int) -> torch.Tensor:
     generator = torch.Generator(device="cpu").manual_seed(seed)
     return torch.randn(shape, generator=generator)
@@ -77,13 +123,24 @@ def chain(
     """
     kernels = _positive(kernels, "kernels", 100_000)
     numel = _positive(numel, "numel", MAX_NUMEL)
+    dev = _device(device)
+    usable = usable_gpu_bytes(dev)
+    per_element = CHAIN_TENSORS * FLOAT32
+    if usable is not None:
+        largest = max(int(FREE_MEMORY_SHARE * usable) // per_element, 1)
+        check_fits(
+            numel * per_element,
+            usable,
+            f"chain({kernels}, numel={numel:,})",
+            f"use numel <= {largest:,} on this GPU.",
+        )
 
     def run_chain(x: torch.Tensor) -> torch.Tensor:
         for _ in range(kernels):
             x = x + 1.0
         return x
 
-    x = _seeded_randn((numel,), seed).to(_device(device))
+    x = _seeded_randn((numel,), seed).to(dev)
     return Workload(
         name=f"chain_{kernels}_k{numel}",
         fn=run_chain,
@@ -115,6 +172,14 @@ def mlp(
     width = _positive(width, "width", 65_536)
     batch = _positive(batch, "batch", 65_536)
     dev = _device(device)
+    # The weights and biases, plus the input and two activations alive at a time.
+    needed = FLOAT32 * (layers * (width * width + width) + 3 * batch * width)
+    check_fits(
+        needed,
+        usable_gpu_bytes(dev),
+        f"mlp(layers={layers}, width={width}, batch={batch})",
+        "use fewer layers or a smaller width (the weights grow with width squared).",
+    )
     # Build the weights from a private seed so that the caller's global RNG stream is untouched.
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(seed)

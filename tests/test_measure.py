@@ -351,3 +351,19 @@ def test_cumulative_totals_grow_with_n():
     for series in (totals.eager_us, totals.graph_us):
         assert len(series) == 4
         assert all(0 < a < b for a, b in itertools.pairwise(series))
+
+
+def test_a_workload_may_take_half_the_memory_left():
+    gib = 2**30
+    workloads.check_fits(2 * gib, 4 * gib, "chain", "smaller")  # exactly half: fits
+    workloads.check_fits(10**15, None, "chain", "smaller")  # no GPU: nothing to check
+    with pytest.raises(GraphlabError) as info:
+        workloads.check_fits(3 * gib, 4 * gib, "chain(10, numel=201,326,592)", "use numel <= 5.")
+    assert str(info.value) == (
+        "chain(10, numel=201,326,592) needs about 3.00 GiB of GPU memory and this process can use "
+        "4.00 GiB more, of which a workload may take half: use numel <= 5."
+    )
+
+
+def test_cpu_workloads_are_not_limited_by_gpu_memory():
+    assert workloads.usable_gpu_bytes(torch.device("cpu")) is None
