@@ -84,12 +84,14 @@ def usable_gpu_bytes(device: torch.device) -> int | None:
     """
     if device.type != "cuda" or not torch.cuda.is_available():
         return None
-    free, total = torch.cuda.mem_get_info(device)
-    cached = torch.cuda.memory_reserved(device) - torch.cuda.memory_allocated(device)
-    usable = free + cached
+    # An index, not "cuda": get_per_process_memory_fraction refuses a device without one.
+    index = torch.cuda.current_device() if device.index is None else device.index
+    free, total = torch.cuda.mem_get_info(index)
+    allocated = torch.cuda.memory_allocated(index)
+    usable = free + torch.cuda.memory_reserved(index) - allocated
     fraction = getattr(torch.cuda, "get_per_process_memory_fraction", None)
     if fraction is not None:
-        usable = min(usable, int(fraction(device) * total) - torch.cuda.memory_allocated(device))
+        usable = min(usable, int(fraction(index) * total) - allocated)
     return max(usable, 0)
 
 
