@@ -90,8 +90,10 @@ def main(argv: list[str] | None = None) -> int:
     if args.only:
         runs = {name: run for name, run in runs.items() if name.startswith(f"{args.only}:")}
     print(f"{torch.cuda.get_device_name(0)}, torch {torch.__version__}, {len(runs)} experiments")
-    # MiB of reserved memory each run of an experiment added (negative: it let some go).
+    # MiB of reserved memory each run of an experiment added (negative: it let some go), and of
+    # allocated memory: live tensors (or cuBLAS workspaces) rather than the allocator's cache.
     per_experiment: dict[str, list[float]] = {name: [] for name in runs}
+    allocated_per_experiment: dict[str, list[float]] = {name: [] for name in runs}
     failures: dict[str, str] = {}
     rounds = []
     torch.cuda.reset_peak_memory_stats()
@@ -100,12 +102,16 @@ def main(argv: list[str] | None = None) -> int:
         for name, run in runs.items():
             torch.cuda.synchronize()  # reserved memory does not depend on garbage collection
             before = torch.cuda.memory_reserved()
+            allocated_before = torch.cuda.memory_allocated()
             try:
                 run()
             except Exception as exc:  # report and go on: the point is what memory does
                 failures.setdefault(name, f"{type(exc).__name__}: {exc}".splitlines()[0][:200])
             torch.cuda.synchronize()
             per_experiment[name].append((torch.cuda.memory_reserved() - before) / MIB)
+            allocated_per_experiment[name].append(
+                (torch.cuda.memory_allocated() - allocated_before) / MIB
+            )
         reserved, allocated = settled()
         rounds.append(
             {
@@ -138,7 +144,8 @@ def main(argv: list[str] | None = None) -> int:
     )
     print(f"reserved memory added by each experiment over rounds 2-{args.rounds} (largest first):")
     for delta, name in growers[:8]:
-        print(f"  {name:<45} {delta:+9.1f} MiB")
+        allocated = sum(allocated_per_experiment[name][1:])
+        print(f"  {name:<45} {delta:+9.1f} MiB   (allocated {allocated:+9.1f} MiB)")
     for group in ("record", "fidelity"):
         total = sum(d for d, name in growers if name.startswith(f"{group}:"))
         print(f"  all {group} experiments together: {total:+.1f} MiB")
@@ -156,6 +163,7 @@ def main(argv: list[str] | None = None) -> int:
             "target_growth": TARGET_GROWTH,
             "peak_reserved_mib": peak / MIB,
             "reserved_added_per_run_mib": per_experiment,
+            "allocated_added_per_run_mib": allocated_per_experiment,
             "failures": failures,
         }
         Path(args.json).write_text(json.dumps(figures, indent=2))

@@ -39,6 +39,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from .errors import CaptureError, GraphlabError, NeedsGPUError
+from .side_stream import side_stream
 
 if TYPE_CHECKING:
     import torch
@@ -292,7 +293,7 @@ def capture(fn: Callable[..., Any], *inputs: torch.Tensor, warmup: int = 3) -> C
 
     _check_inputs(inputs)
     static = tuple(x.clone() for x in inputs)
-    stream = torch.cuda.Stream()
+    stream = side_stream(torch.cuda)  # one stream, one cuBLAS workspace, however many captures
     _warm_up(fn, static, stream, warmup)
     graph, outputs, capture_us = _capture(fn, static, stream)
     return Captured(fn, static, graph, outputs, capture_us)
@@ -431,7 +432,7 @@ def cumulative_totals(
 
     static = tuple(x.clone() for x in inputs)
     fresh = [tuple(x.clone() for x in inputs) for _ in range(FRESH_INPUT_SETS)]
-    side = torch.cuda.Stream()
+    side = side_stream(torch.cuda)
     _warm_up(fn, static, side, warmup)
 
     eager_runs, graph_runs = [], []

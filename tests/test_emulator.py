@@ -16,6 +16,7 @@ import torch.nn.functional as F
 from graphlab import emulator as cuda
 from graphlab.emulator import differences
 from graphlab.errors import CaptureError, NeedsGPUError
+from graphlab.side_stream import side_stream
 
 pytestmark = pytest.mark.filterwarnings("ignore::graphlab.emulator.EmulatorDifferenceWarning")
 
@@ -580,3 +581,11 @@ def test_each_difference_is_announced_once(monkeypatch):
         capture(lambda: torch.rand(2))
         capture(lambda: torch.rand(2))
     assert len([w for w in record if "Philox" in str(w.message)]) == 1
+
+
+def test_graphlab_reuses_one_side_stream():
+    """graphlab's helpers warm up on one shared stream (see graphlab/side_stream.py)."""
+    first = side_stream(cuda)
+    assert side_stream(cuda) is first
+    assert first != cuda.default_stream()
+    assert first != cuda.Stream()  # a stream made by hand is a different one

@@ -3,7 +3,7 @@
 # and runs the GPU tests. Usage on the GPU machine, from the repository root, after installing the
 # carried wheels (see ../shared/gpu/wheels.sh):  bash tools/gpu_run.sh STEP...
 # Steps: traces recordings fidelity cudatests notebooks (NOTEBOOKS=paths for some) nbval nbval16
-# memory memory16 failedcapture; the ...16 steps cap GPU memory at 16 GB, as on a smaller card.
+# memory memoryfid memory16 failedcapture; the ...16 steps cap GPU memory at 16 GB, as on a smaller card.
 # Everything lands in $OUT/results.tgz plus one log per step, so a failing step never hides the
 # others' results.
 set -u
@@ -39,6 +39,8 @@ for step in "$@"; do
     memory16) run_step memory16 python3 benchmarks/memory_rounds.py --full --rounds 3 \
       --card-gb 16 --json "$stage/memory_rounds_16gb.json" ;;
     memory) run_step memory python3 benchmarks/memory_rounds.py --json "$stage/memory_rounds.json" ;;
+    memoryfid) run_step memoryfid python3 benchmarks/memory_rounds.py --only fidelity \
+      --json "$stage/memory_rounds_fidelity.json" ;;
     failedcapture) run_step failedcapture python3 benchmarks/failed_capture_memory.py \
       --json "$stage/failed_capture_memory.json" ;;
     *) echo "unknown step $step" ;;

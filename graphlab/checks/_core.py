@@ -19,7 +19,7 @@ from ..errors import CheckFailed
 from ..explainer import explain
 from ..recovery import current_stream, recover
 
-__all__ = ["call", "fail", "fmt", "live", "passed", "same", "warm_up"]
+__all__ = ["call", "fail", "fmt", "live", "passed", "same"]
 
 
 def live() -> tuple[Any, str]:
@@ -84,18 +84,3 @@ def call(fn: Callable, *args: Any, name: str) -> Any:
         explanation = explain(exc)
         hint = f"\n{explanation}" if explanation.matched else ""
         raise CheckFailed(f"{name} raised {type(exc).__name__}: {exc}{hint}") from exc
-
-
-def warm_up(fn: Callable[[], Any], iterations: int = 3) -> None:
-    """Run ``fn`` a few times on a side stream before capture, as PyTorch's graph docs advise.
-
-    Warm-up lets lazily initialised state (cuBLAS handles, optimizer state, autograd buffers) be
-    created outside the graph; the side stream keeps those allocations out of the capture pool.
-    """
-    cuda, _ = live()
-    side = cuda.Stream()
-    side.wait_stream(cuda.current_stream())
-    with cuda.stream(side):
-        for _ in range(iterations):
-            fn()
-    cuda.current_stream().wait_stream(side)
