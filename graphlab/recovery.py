@@ -10,14 +10,19 @@ A capture that fails leaves two things behind in the learner's process:
   capture never ends the allocator's routing into that pool, nor gives back the pool's reference,
   so neither deleting the graph, ``graph.reset()`` nor ``torch.cuda.empty_cache()`` frees it:
   every failed capture kept its segment: 42 MiB stayed reserved after 20 of them.
+- **The GPU's random generator stays in capture mode.** Every capture puts the device's default
+  generator in capture mode and only a capture that ends well takes it out. After a failure,
+  every random op on the GPU (``torch.randn``, dropout) raises "Offset increment outside graph
+  capture encountered unexpectedly" until some later capture succeeds.
 
-:func:`recover` undoes both. ``graphlab.explainer.explained`` and the exercise checkers call it
+:func:`recover` undoes all three. ``graphlab.explainer.explained`` and the exercise checkers call it
 after a failure; :func:`release_failed_captures` (``graphlab.release_failed_captures``) is the
 half for code that catches a capture error itself.
 """
 
 from __future__ import annotations
 
+import contextlib
 from typing import Any
 
 import torch
@@ -60,20 +65,38 @@ def recover(entry_stream: Any = None) -> None:
 
 
 def release_failed_captures() -> int:
-    """Give back the memory pools that failed CUDA graph captures still hold; how many it freed.
+    """Give back what failed CUDA graph captures still hold; return how many memory pools it freed.
 
-    Call it after catching a capture error in your own code. A pool belongs to a failed capture
-    when the caching allocator is still routing allocations into it although no capture is open:
-    a successful capture ends that routing when it ends. Ending the routing and dropping the
-    reference the capture took lets ``empty_cache`` return the pool's segments to the GPU.
-    Live graphs' pools are left alone, and so are ``torch.cuda.MemPool`` pools. Returns 0 on the
-    CPU, before CUDA starts, during a capture, and on torch versions that clean up failed captures
-    themselves.
+    Call it after catching a capture error in your own code. It frees the memory pools of failed
+    captures, then takes the GPU's random generator out of capture mode
+    (:func:`_end_generator_capture_mode`). Live graphs' pools are left alone, and so are
+    ``torch.cuda.MemPool`` pools. Returns 0 and does nothing on the CPU, before CUDA starts and
+    during a capture.
     """
     if not torch.cuda.is_available() or not torch.cuda.is_initialized():
         return 0
     if torch.cuda.is_current_stream_capturing():
-        return 0  # the routing of a capture in progress is not ours to end
+        return 0  # what a capture in progress holds is not ours to end
+    # Pools first: the capture that ends the generator's capture mode must not find a failed
+    # capture's allocation routing still active.
+    released = _release_failed_pools()
+    # An error that broke the CUDA context for good (an illegal address) makes this capture fail
+    # too; nothing can be saved then, and the learner's own error is the one to see.
+    with contextlib.suppress(RuntimeError):
+        _end_generator_capture_mode()
+    if released:
+        torch.cuda.empty_cache()
+    return released
+
+
+def _release_failed_pools() -> int:
+    """End the allocator's routing into failed captures' pools and drop their references.
+
+    A pool belongs to a failed capture when the caching allocator is still routing allocations
+    into it although no capture is open: a successful capture ends that routing when it ends.
+    Ending the routing and dropping the reference the capture took lets ``empty_cache`` return
+    the pool's segments to the GPU. On torch versions without these hooks nothing is freed.
+    """
     end_routing = getattr(torch._C, "_cuda_endAllocateToPool", None)
     release_pool = getattr(torch._C, "_cuda_releasePool", None)
     if end_routing is None or release_pool is None:
@@ -94,6 +117,17 @@ def release_failed_captures() -> int:
             continue  # "not currently recording to mempool_id": a live graph's pool, keep it
         release_pool(device, pool)
         released += 1
-    if released:
-        torch.cuda.empty_cache()
     return released
+
+
+def _end_generator_capture_mode() -> None:
+    """Take the current device's random generator out of the capture mode a failure left it in.
+
+    torch leaves capture mode only at the end of a capture that succeeds, so make one: a fill
+    of a tensor that already exists. It draws no random number (the generator's offset, and with
+    it the learner's random sequence, is unchanged) and allocates nothing in the graph's pool.
+    """
+    target = torch.zeros(1, device="cuda")
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        target.zero_()

@@ -56,6 +56,24 @@ def test_failed_captures_under_explained_give_their_memory_back():
     assert torch.cuda.current_stream() == torch.cuda.default_stream()
     assert settled_reserved() == reserved_before
     assert graph_pools() <= pools_before
+    assert torch.randn(2, device="cuda").shape == (2,)  # the next cell can draw random numbers
+
+
+def test_random_numbers_after_a_failed_capture_continue_the_sequence():
+    torch.cuda.manual_seed(0)
+    first = torch.randn(4, device="cuda")
+    second = torch.randn(4, device="cuda")
+    torch.cuda.manual_seed(0)
+    assert torch.equal(torch.randn(4, device="cuda"), first)
+    with contextlib.suppress(RuntimeError):
+        host_read_in_capture(torch.ones(8, device="cuda"))
+    torch.cuda.set_stream(torch.cuda.default_stream())
+    # What torch 2.11 leaves behind: the generator is still in capture mode.
+    with pytest.raises(RuntimeError, match="Offset increment outside graph capture"):
+        torch.randn(4, device="cuda")
+    release_failed_captures()
+    # The release drew no random number: the sequence goes on where the failure interrupted it.
+    assert torch.equal(torch.randn(4, device="cuda"), second)
 
 
 def test_release_after_catching_the_error_yourself():

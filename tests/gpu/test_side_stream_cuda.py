@@ -38,8 +38,8 @@ def test_repeated_captures_of_a_matmul_hold_allocated_memory_flat():
     # would already have theirs, and a capture on one of them would add nothing either way.
     gc.collect()
     torch._C._cuda_clearCublasWorkspaces()
-    a = torch.randn(256, 256, device="cuda")
-    b = torch.randn(256, 256, device="cuda")
+    a = torch.arange(256 * 256, dtype=torch.float32, device="cuda").reshape(256, 256) / 65536
+    b = a.t().contiguous()
 
     def once():
         captured = capture(torch.mm, a, b)
