@@ -14,7 +14,9 @@ Run from the project root on the GPU machine::
     python benchmarks/memory_rounds.py --full --json $OUT/memory_rounds.json
     python benchmarks/memory_rounds.py --card-gb 16     # as if on a 16 GB card
 
-The figures of the last run on the H200 are in ``benchmarks/results/memory_rounds_h200.json``.
+The figures of the last runs on the H200 are in ``benchmarks/results/``: ``memory_rounds_h200.json``
+(quick, 10 rounds), ``memory_rounds_fidelity_h200.json`` (``--only fidelity``) and
+``memory_rounds_full_16gb_h200.json`` (``--full --rounds 3 --card-gb 16``).
 
 Exit status 0 when the growth is under the target, 1 otherwise.
 """
