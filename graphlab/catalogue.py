@@ -229,6 +229,24 @@ CATALOGUE: tuple[Failure, ...] = (
         ),
     ),
     Failure(
+        key="generator-left-in-capture",
+        title="Random numbers on the GPU fail after an earlier capture failed",
+        example="RuntimeError: Offset increment outside graph capture encountered unexpectedly.",
+        cause=(
+            "Every capture puts the GPU's random generator in capture mode, and PyTorch takes it "
+            "out only when a capture ends well. An earlier capture in this process failed, so the "
+            "generator still believes it is being captured and refuses every random op "
+            "(torch.randn, dropout) outside a graph. The random op is not the mistake."
+        ),
+        fix=(
+            "Call graphlab.release_failed_captures() (graphlab's checkers and explained() do it "
+            "for you); any capture that succeeds also ends it. Then fix the capture that failed "
+            "first. Your random sequence is unchanged: the failed op drew nothing."
+        ),
+        lesson="04_randomness",
+        patterns=(r"Offset increment outside graph capture encountered unexpectedly",),
+    ),
+    Failure(
         key="empty-graph",
         title="The graph captured no GPU work",
         example=(

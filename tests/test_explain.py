@@ -106,6 +106,10 @@ GPU_TEXTS = [
         "rng-state-in-capture",
     ),
     (
+        RuntimeError("Offset increment outside graph capture encountered unexpectedly."),
+        "generator-left-in-capture",
+    ),
+    (
         RuntimeError(
             "Attempting CUDA graph capture of step() for an instance of AdamW but "
             "param_groups' capturable is False."

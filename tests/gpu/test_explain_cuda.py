@@ -143,6 +143,14 @@ def reseed_in_capture():
         x.mul_(2)
 
 
+def random_op_after_failed_capture():
+    x = torch.ones(4, device="cuda")
+    with contextlib.suppress(RuntimeError), torch.cuda.graph(torch.cuda.CUDAGraph()):
+        x.sum().item()
+    torch.cuda.set_stream(torch.cuda.default_stream())
+    torch.randn(4, device="cuda")
+
+
 def adam_step_in_capture():
     model = torch.nn.Linear(8, 8, device="cuda")
     opt = torch.optim.Adam(model.parameters(), lr=1e-3)  # capturable defaults to False
@@ -244,6 +252,7 @@ def compiled_many_shapes() -> None:
         (wait_on_uncaptured_event, "uncaptured-dependency"),
         (query_event_recorded_in_capture, "captured-event"),
         (reseed_in_capture, "rng-state-in-capture"),
+        (random_op_after_failed_capture, "generator-left-in-capture"),
         (adam_step_in_capture, "optimizer-not-capturable"),
         (replay_never_captured, "replay-without-capture"),
         (allocate_too_much_in_capture, "out-of-memory"),
