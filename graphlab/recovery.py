@@ -1,6 +1,6 @@
 """Putting the process back in order after a capture fails, so the next cell starts clean.
 
-A capture that fails leaves two things behind in the learner's process:
+A capture that fails leaves three things behind in the learner's process:
 
 - **The capture stream stays current.** ``torch.cuda.graph`` ends the capture before it switches
   streams back, so when ending the capture raises, its side stream remains the current stream and
@@ -15,9 +15,9 @@ A capture that fails leaves two things behind in the learner's process:
   every random op on the GPU (``torch.randn``, dropout) raises "Offset increment outside graph
   capture encountered unexpectedly" until some later capture succeeds.
 
-:func:`recover` undoes all three. ``graphlab.explainer.explained`` and the exercise checkers call it
-after a failure; :func:`release_failed_captures` (``graphlab.release_failed_captures``) is the
-half for code that catches a capture error itself.
+:func:`recover` undoes all three. ``graphlab.explainer.explained`` and the exercise checkers call
+it after a failure; :func:`release_failed_captures` (``graphlab.release_failed_captures``) undoes
+the last two, for code that catches a capture error itself.
 """
 
 from __future__ import annotations

@@ -31,5 +31,5 @@ def side_stream(cuda: Any) -> Any:
 
 @cache
 def _stream(cuda: Any, device: int) -> Any:
-    # The stream must be made with ``device`` current, which side_stream's caller guarantees.
+    # side_stream passes the current device, so the stream is made on the device it is cached for.
     return cuda.Stream()

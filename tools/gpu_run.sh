@@ -3,7 +3,8 @@
 # and runs the GPU tests. Usage on the GPU machine, from the repository root, after installing the
 # carried wheels (see ../shared/gpu/wheels.sh):  bash tools/gpu_run.sh STEP...
 # Steps: traces recordings fidelity cudatests notebooks (NOTEBOOKS=paths for some) nbval nbval16
-# memory memoryfid memory16 failedcapture; the ...16 steps cap GPU memory at 16 GB, as on a smaller card.
+# memory memoryfid memory16 failedcapture; the ...16 steps cap GPU memory at 16 GB, as on a
+# smaller card.
 # Everything lands in $OUT/results.tgz plus one log per step, so a failing step never hides the
 # others' results.
 set -u
