@@ -107,6 +107,13 @@ def test_kernels_per_replay_counting_every_kernel_fails():
         checks.check_kernels_per_replay(lambda t: int((t.kind == "kernel").sum()))
 
 
+@pytest.mark.parametrize("answer", [torch.tensor([]), torch.tensor([3, 3]), "3"], ids=repr)
+def test_kernels_per_replay_not_a_number_fails(answer):
+    # An empty tensor used to escape as "Boolean value of Tensor with no values is ambiguous".
+    with pytest.raises(CheckFailed, match="should return a number of kernels, not "):
+        checks.check_kernels_per_replay(lambda t: answer)
+
+
 # --- lesson 02: static inputs --------------------------------------------------------------
 
 

@@ -8,6 +8,7 @@ line with "yours vs expected".
 
 from __future__ import annotations
 
+import contextlib
 import numbers
 from collections.abc import Callable
 from typing import Any
@@ -19,7 +20,7 @@ from ..errors import CheckFailed
 from ..explainer import explain
 from ..recovery import current_stream, recover
 
-__all__ = ["call", "fail", "fmt", "live", "passed", "same"]
+__all__ = ["call", "fail", "fmt", "live", "number", "passed", "same"]
 
 
 def live() -> tuple[Any, str]:
@@ -44,6 +45,18 @@ def fmt(value: Any) -> str:
     if isinstance(value, numbers.Real):
         return f"{float(value):.6g}"
     return repr(value)
+
+
+def number(yours: Any, should: str) -> float:
+    """``yours`` (a number or a one-element tensor) as a float; otherwise CheckFailed.
+
+    The message is ``should`` followed by what the learner returned. A string is refused even
+    when it spells a number: the exercise asks for a value, not its text.
+    """
+    if not isinstance(yours, (str, bytes)):
+        with contextlib.suppress(TypeError, ValueError):
+            return float(yours)
+    raise CheckFailed(f"{should}, not {yours!r}.")
 
 
 def passed(what: str, yours: Any, expected: Any) -> None:

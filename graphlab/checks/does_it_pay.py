@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 
-from ._core import call, fail, passed
+from ._core import call, fail, number, passed
 
 __all__ = ["check_break_even"]
 
@@ -77,10 +77,7 @@ def check_break_even(break_even: Callable) -> None:
             continue
         if yours is None:
             fail(f"break_even returned None although replay saves {saving} us per iteration.")
-        try:
-            value = float(yours)
-        except (TypeError, ValueError):
-            fail(f"break_even should return a number or None, not {yours!r}.")
+        value = number(yours, "break_even should return a number or None")
         gpu_only = timings["capture_us"] / (timings["eager_us"] - timings["replay_us"])
         if math.isclose(value, gpu_only) and not math.isclose(gpu_only, expected):
             fail(

@@ -6,7 +6,7 @@ from collections.abc import Callable
 
 import torch
 
-from ._core import call, fail, fmt, live, passed, same
+from ._core import call, fail, fmt, live, number, passed, same
 
 __all__ = ["CountingGraph", "capture_buckets", "check_padding_waste", "check_run_padded"]
 
@@ -97,10 +97,7 @@ def check_padding_waste(padding_waste: Callable) -> None:
     first = None
     for (sizes, buckets), expected in cases:
         yours = call(padding_waste, list(sizes), list(buckets), name="padding_waste")
-        try:
-            value = float(yours)
-        except (TypeError, ValueError):
-            fail(f"padding_waste should return a fraction, not {yours!r}.")
+        value = number(yours, "padding_waste should return a fraction")
         if abs(value - expected) < 1e-9:
             first = value if first is None else first
             continue

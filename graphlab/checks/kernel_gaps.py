@@ -7,7 +7,7 @@ from collections.abc import Callable
 import torch
 
 from ..timeline import Timeline
-from ._core import call, fail, fmt, live, passed, same
+from ._core import call, fail, fmt, live, number, passed, same
 
 __all__ = ["check_capture_chain", "check_kernels_per_replay", "replay_timeline"]
 
@@ -74,22 +74,23 @@ def check_kernels_per_replay(kernels_per_replay: Callable) -> None:
     t = replay_timeline()
     expected = 3
     yours = call(kernels_per_replay, t, name="kernels_per_replay")
-    if yours == expected:
+    value = number(yours, "kernels_per_replay should return a number of kernels")
+    if value == expected:
         passed("kernels in the first replay", yours, expected)
         return
-    if yours == 7:
+    if value == 7:
         fail(
             "you counted every kernel (7): keep only those whose correlation id is the first "
             "cudaGraphLaunch's."
         )
-    if yours == 6:
+    if value == 6:
         fail(
             "you counted the kernels of both replays (6): keep only the first cudaGraphLaunch's "
             "correlation id."
         )
-    if yours in (1, 2):
+    if value in (1, 2):
         fail(
-            f"you got {yours}: that counts launch calls. A single cudaGraphLaunch submits many "
+            f"you got {value:g}: that counts launch calls. A single cudaGraphLaunch submits many "
             "kernels; count the kernel events sharing its correlation id."
         )
     fail(f"kernels_per_replay returned {yours!r}, expected {expected}.")

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from ..timeline import Timeline
-from ._core import call, fail, passed
+from ._core import call, fail, number, passed
 
 __all__ = ["check_busy_fraction", "small_timeline"]
 
@@ -38,10 +38,7 @@ def check_busy_fraction(busy_fraction: Callable) -> None:
     t = small_timeline()
     expected = 0.5  # 2000 ns of kernels between 1000 and 5000 ns
     yours = call(busy_fraction, t, name="busy_fraction")
-    try:
-        value = float(yours)
-    except (TypeError, ValueError):
-        fail(f"busy_fraction should return a number between 0 and 1, not {yours!r}.")
+    value = number(yours, "busy_fraction should return a number between 0 and 1")
     if abs(value - expected) < 1e-9:
         passed("busy fraction of the hand-made timeline", value, expected)
         return
