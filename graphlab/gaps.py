@@ -211,11 +211,14 @@ def summarize(t: Timeline) -> Summary:
     )
     devices = tuple(lane(g_device == d, d, None) for d in sorted(set(g_device.tolist())))
     whole = lane(None, None, None)
+    # meta holds whatever the file held; only a string names a GPU (a number there, even
+    # Infinity, which Python's json reads, would otherwise reach `graphlab gaps --json`).
+    gpu = t.meta.get("gpu")
     return Summary(
         **{f: getattr(whole, f) for f in Figures.__dataclass_fields__},
         streams=streams,
         devices=devices,
-        gpu=t.meta.get("gpu"),
+        gpu=gpu if isinstance(gpu, str) else None,
     )
 
 

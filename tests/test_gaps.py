@@ -10,6 +10,7 @@ JSON (Decimal microseconds, a loop that merges intervals), not by graphlab.
 from __future__ import annotations
 
 import dataclasses
+import json
 from pathlib import Path
 
 import numpy as np
@@ -209,6 +210,17 @@ def test_no_gpu_work():
     assert d["streams"] == []
     empty = Timeline([], [], [], []).summary()
     assert (empty.kernels, empty.span_ns, empty.gaps.count) == (0, 0, 0)
+
+
+@pytest.mark.parametrize(
+    ("gpu", "reported"), [("NVIDIA H200", "NVIDIA H200"), (float("inf"), None)]
+)
+def test_only_a_gpu_name_is_reported(gpu, reported):
+    t = timeline(launch("cudaLaunchKernel", 0, 10, 1))
+    t.meta["gpu"] = gpu  # a damaged file may hold a number there; Python's json reads Infinity
+    figures = t.summary().to_dict()
+    assert figures.get("gpu") == reported
+    json.dumps(figures, allow_nan=False)  # what `graphlab gaps --json` prints stays valid JSON
 
 
 def test_nanoseconds_survive_at_absolute_timestamps():
