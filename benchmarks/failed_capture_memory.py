@@ -31,7 +31,7 @@ from pathlib import Path
 
 import torch
 
-from graphlab.recovery import release_failed_captures
+from graphlab.failures.recovery import release_failed_captures
 
 WAYS = ("none", "empty_cache", "reset", "graphlab", "succeed")
 MIB = 2**20

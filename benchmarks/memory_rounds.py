@@ -41,8 +41,8 @@ MIB = 2**20
 
 def experiments(full: bool) -> dict[str, Callable[[], object]]:
     """Name -> a callable running one experiment to completion and dropping what it made."""
-    from graphlab.record import experiments as record_experiments
-    from graphlab.record import measure_experiment
+    from graphlab.timing.experiments import experiments as record_experiments
+    from graphlab.timing.experiments import measure_experiment
 
     sys.path.insert(0, str(ROOT / "tests" / "fidelity"))
     import scenarios

@@ -11,7 +11,7 @@ import time
 
 import numpy as np
 
-from graphlab.timeline import Timeline
+from graphlab.trace.timeline import Timeline
 
 
 def synthetic_chain(pairs: int) -> dict:

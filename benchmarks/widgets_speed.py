@@ -23,7 +23,7 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.offline import get_plotlyjs
 
-from graphlab.timeline import Timeline
+from graphlab.trace.timeline import Timeline
 from graphlab.widgets import TimelineView
 from graphlab.widgets.figures import LOD_EVENTS
 

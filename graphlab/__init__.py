@@ -36,19 +36,24 @@ __all__ = [
 
 # Public name -> (module, attribute) for names loaded on first access.
 _LAZY = {
-    "Timeline": ("graphlab.timeline", "Timeline"),
-    "compare": ("graphlab.measure", "compare"),
-    "explain": ("graphlab.explainer", "explain"),
-    "isolated": ("graphlab.isolate", "isolated"),
-    "recording": ("graphlab.recordings", "recording"),
-    "recordings": ("graphlab.recordings", "list_recordings"),
-    "release_failed_captures": ("graphlab.recovery", "release_failed_captures"),
-    "load_ipython_extension": ("graphlab.magics", "load_ipython_extension"),
+    "Timeline": ("graphlab.trace.timeline", "Timeline"),
+    "compare": ("graphlab.timing.compare", "compare"),
+    "explain": ("graphlab.failures.explanation", "explain"),
+    "isolated": ("graphlab.failures.isolation", "isolated"),
+    "recording": ("graphlab.timing.recordings", "recording"),
+    "recordings": ("graphlab.timing.recordings", "list_recordings"),
+    "release_failed_captures": ("graphlab.failures.recovery", "release_failed_captures"),
+    "load_ipython_extension": ("graphlab.cli.magics", "load_ipython_extension"),
 }
 
 # Subpackages reachable as attributes (``graphlab.widgets.TimelineView``) without an import line;
 # loaded on first access because they pull in plotly, ipywidgets or the simulator.
-_SUBPACKAGES = ("checks", "simulator", "widgets")
+_SUBPACKAGES = {
+    "checks": "graphlab.checks",
+    "simulator": "graphlab.simulator",
+    "widgets": "graphlab.widgets",
+    "workloads": "graphlab.timing.workloads",
+}
 
 
 def __getattr__(name: str):
@@ -59,7 +64,7 @@ def __getattr__(name: str):
     if name == "DEVICE":
         return backend().device
     if name in _SUBPACKAGES:
-        return importlib.import_module(f"graphlab.{name}")
+        return importlib.import_module(_SUBPACKAGES[name])
     if name in _LAZY:
         module_name, attr = _LAZY[name]
         value = getattr(importlib.import_module(module_name), attr)

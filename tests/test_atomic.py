@@ -1,4 +1,5 @@
-"""graphlab.atomic: a file is replaced whole or not at all, readable by all, never a non-file."""
+"""graphlab.support.atomic: a file is replaced whole or not at all, readable by all, never a
+non-file."""
 
 from __future__ import annotations
 
@@ -7,8 +8,8 @@ import stat
 
 import pytest
 
-from graphlab.atomic import atomic_writer, write_text_atomically
 from graphlab.errors import GraphlabError, RecordingError, TraceError
+from graphlab.support.atomic import atomic_writer, write_text_atomically
 
 
 def test_writes_the_text_creates_folders_and_returns_the_path(tmp_path):

@@ -23,10 +23,10 @@ from hypothesis import strategies as st
 
 from graphlab.cli import main
 from graphlab.errors import GraphlabError
-from graphlab.recordings import recording
 from graphlab.simulator import chain, eager, graph, simulate
 from graphlab.simulator.params import SimParams
-from graphlab.timeline import KINDS, Timeline
+from graphlab.timing.recordings import recording
+from graphlab.trace.timeline import KINDS, Timeline
 
 REAL_TRACE = Path(__file__).parent / "traces" / "h200_eager8_then_replay8.json"
 PARAMS = ("host_us", "launch_latency_us", "graph_launch_us", "node_gap_us", "sync_us")
@@ -248,11 +248,11 @@ def test_missing_file_and_folder(workdir):
 
 
 def test_huge_file_is_refused_without_reading_it(workdir, monkeypatch):
-    import graphlab.kineto
+    import graphlab.trace.kineto
 
     path = workdir / "huge.json"
     path.write_bytes(b'{"traceEvents": []}' + b" " * 4096)
-    monkeypatch.setattr(graphlab.kineto, "MAX_TRACE_BYTES", 1024)
+    monkeypatch.setattr(graphlab.trace.kineto, "MAX_TRACE_BYTES", 1024)
     result = outcome(lambda: Timeline.from_chrome_trace(path))
     assert isinstance(result, GraphlabError)
     assert "more than graphlab reads" in str(result)
@@ -610,7 +610,7 @@ def test_timeline_writers_refuse_paths_that_are_not_files(tmp_path, writer):
 
 
 def test_recording_writer_refuses_paths_that_are_not_folders(tmp_path):
-    from graphlab.record import write_recording
+    from graphlab.timing.experiments import write_recording
 
     targets = _not_regular_targets(tmp_path)
     for target in (targets["pipe"], tmp_path / "a_file"):

@@ -18,10 +18,9 @@ import pytest
 import torch
 
 from graphlab import __version__
-from graphlab.cli import main
-from graphlab.commands import doctor, lab
+from graphlab.cli import doctor, lab, main
 from graphlab.errors import GraphlabError
-from graphlab.timeline import Timeline
+from graphlab.trace.timeline import Timeline
 
 TRACES = Path(__file__).parent / "traces"
 

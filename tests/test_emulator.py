@@ -16,7 +16,7 @@ import torch.nn.functional as F
 from graphlab import emulator as cuda
 from graphlab.emulator import differences
 from graphlab.errors import CaptureError, NeedsGPUError
-from graphlab.side_stream import side_stream
+from graphlab.timing.side_stream import side_stream
 
 pytestmark = pytest.mark.filterwarnings("ignore::graphlab.emulator.EmulatorDifferenceWarning")
 

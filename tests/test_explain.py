@@ -18,9 +18,9 @@ import pytest
 from wrong_answers import collect_references, rebinding_step
 
 from graphlab.backend import backend
-from graphlab.catalogue import CATALOGUE
 from graphlab.errors import CaptureError, CheckFailed
-from graphlab.explainer import Explanation, explain, explained
+from graphlab.failures.catalogue import CATALOGUE
+from graphlab.failures.explanation import Explanation, explain, explained
 
 
 def cuda_error(description: str, enum: str) -> str:
@@ -425,11 +425,11 @@ def test_explained_lets_results_through():
 
 def test_public_name_is_the_function_even_after_importing_the_modules():
     import graphlab
-    import graphlab.explainer
-    import graphlab.isolate
+    import graphlab.failures.explanation
+    import graphlab.failures.isolation
 
-    assert graphlab.explain is graphlab.explainer.explain
-    assert graphlab.isolated is graphlab.isolate.isolated
+    assert graphlab.explain is graphlab.failures.explanation.explain
+    assert graphlab.isolated is graphlab.failures.isolation.isolated
     assert graphlab.explain(RuntimeError("capturing stream has unjoined work")).key == (
         "unjoined-fork"
     )

@@ -18,8 +18,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from graphlab.gaps import busy_intervals, summarize
-from graphlab.timeline import Timeline
+from graphlab.trace.gaps import busy_intervals, summarize
+from graphlab.trace.timeline import Timeline
 
 TRACES = Path(__file__).parent / "traces"
 

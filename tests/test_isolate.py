@@ -17,8 +17,8 @@ from pathlib import Path
 import pytest
 
 from graphlab.errors import GraphlabError
-from graphlab.explainer import explain
-from graphlab.isolate import IsolatedFailure, demonstrate, isolated
+from graphlab.failures.explanation import explain
+from graphlab.failures.isolation import IsolatedFailure, demonstrate, isolated
 
 UNJOINED = "CUDA error: capturing stream has unjoined work"
 
@@ -186,7 +186,7 @@ def test_watch_it_break_in_a_real_notebook_kernel():
 
     cells = [
         "import os, time\n"
-        "from graphlab.isolate import demonstrate\n"
+        "from graphlab.failures.isolation import demonstrate\n"
         "def broken():\n"
         "    print('child output', flush=True)\n"
         "    raise RuntimeError('CUDA error: capturing stream has unjoined work')",

@@ -1,21 +1,22 @@
-"""graphlab.machine: the driver version doctor and recordings report, whatever nvidia-smi does."""
+"""graphlab.timing.machine: the driver version doctor and recordings report, whatever nvidia-smi
+does."""
 
 from __future__ import annotations
 
 import subprocess
 
-import graphlab.machine
-from graphlab.commands import doctor
-from graphlab.machine import driver_version
+import graphlab.timing.machine
+from graphlab.cli import doctor
+from graphlab.timing.machine import driver_version
 
 
 def fake_smi(monkeypatch, run):
-    monkeypatch.setattr(graphlab.machine.shutil, "which", lambda name: "/usr/bin/nvidia-smi")
-    monkeypatch.setattr(graphlab.machine.subprocess, "run", run)
+    monkeypatch.setattr(graphlab.timing.machine.shutil, "which", lambda name: "/usr/bin/nvidia-smi")
+    monkeypatch.setattr(graphlab.timing.machine.subprocess, "run", run)
 
 
 def test_without_nvidia_smi_says_so(monkeypatch):
-    monkeypatch.setattr(graphlab.machine.shutil, "which", lambda name: None)
+    monkeypatch.setattr(graphlab.timing.machine.shutil, "which", lambda name: None)
     assert driver_version() == "unknown (nvidia-smi not found)"
 
 

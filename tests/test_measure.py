@@ -1,4 +1,4 @@
-"""graphlab.measure (compare, capture, cumulative totals) and graphlab.workloads.
+"""graphlab.timing.compare (compare, capture, cumulative totals) and graphlab.timing.workloads.
 
 Tests marked ``cuda`` run only on a GPU (the conftest skips them elsewhere); they check relations
 that hold on any CUDA GPU (replay of a 200-kernel chain beats eager launches), never a figure.
@@ -13,9 +13,9 @@ import itertools
 import pytest
 import torch
 
-from graphlab import workloads
 from graphlab.errors import CaptureError, GraphlabError, NeedsGPUError
-from graphlab.measure import (
+from graphlab.timing import workloads
+from graphlab.timing.compare import (
     Comparison,
     CumulativeTotals,
     _cuda_error_name,
@@ -157,8 +157,8 @@ def test_cuda_error_name_is_the_root_cause_of_a_failed_capture():
     "call, name",
     [
         (lambda w: compare(w.fn, *w.inputs), "graphlab.compare"),
-        (lambda w: capture(w.fn, *w.inputs), "graphlab.measure.capture"),
-        (lambda w: cumulative_totals(w.fn, *w.inputs), "graphlab.measure.cumulative_totals"),
+        (lambda w: capture(w.fn, *w.inputs), "graphlab.timing.compare.capture"),
+        (lambda w: cumulative_totals(w.fn, *w.inputs), "graphlab.timing.compare.cumulative_totals"),
     ],
 )
 def test_measuring_without_a_gpu_points_at_the_recordings(call, name):

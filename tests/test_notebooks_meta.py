@@ -12,6 +12,7 @@ import nbformat
 import pytest
 
 from graphlab import checks, course
+from graphlab.errors import GraphlabError
 
 ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOKS = ROOT / "notebooks"
@@ -144,7 +145,7 @@ def test_readme_lines_list_binder_and_a_colab_badge_per_lesson():
 
 
 def test_a_non_github_url_is_refused_with_advice():
-    with pytest.raises(course.GraphlabError, match=r"not https://github.com/OWNER/NAME"):
+    with pytest.raises(GraphlabError, match=r"not https://github.com/OWNER/NAME"):
         course.colab_badge("00_start_here.ipynb", "https://gitlab.com/a/b")
 
 

@@ -18,11 +18,11 @@ import sys
 import pytest
 import torch
 
-from graphlab.commands import recordings as recordings_command
+from graphlab.cli import recordings as recordings_command
 from graphlab.errors import GraphlabError, NeedsGPUError, RecordingError
-from graphlab.record import experiments, record, select, write_recording
-from graphlab.recordings import RECORDINGS_DIR, SCHEMA, Recording, list_recordings, recording
-from graphlab.timeline import Timeline
+from graphlab.timing.experiments import experiments, record, select, write_recording
+from graphlab.timing.recordings import RECORDINGS_DIR, SCHEMA, Recording, list_recordings, recording
+from graphlab.trace.timeline import Timeline
 
 FIXTURE_GPU = "NVIDIA H200 (test fixture)"
 
@@ -258,10 +258,10 @@ def test_bundled_break_even_totals_are_cumulative():
         assert all(0 < a < b for a, b in itertools.pairwise(series))
 
 
-@pytest.mark.parametrize("first", ["import graphlab", "import graphlab.record"])
+@pytest.mark.parametrize("first", ["import graphlab", "import graphlab.timing.experiments"])
 def test_graphlab_recordings_lists_whatever_was_imported_first(tmp_path, first):
-    # Importing the graphlab.recordings package makes graphlab.recordings that module rather than
-    # the function; both must list. A fresh interpreter controls what was imported first.
+    # graphlab.recordings is the listing function whatever was imported first (the loader module
+    # lives in graphlab.timing, so no import can shadow it). A fresh interpreter controls that.
     write_recording(fixture_recording(), tmp_path)
     code = (
         f"{first}; import graphlab, sys; "
@@ -455,7 +455,7 @@ def test_recordings_command_on_an_empty_folder(tmp_path, capsys):
 
 
 def test_record_command_row_shows_medians_per_iteration_and_per_kernel(tmp_path):
-    from graphlab.commands.record import _row
+    from graphlab.cli.record import _row
 
     write_recording(fixture_recording(), tmp_path)
     cells = _row(recording("chain_2_k8", tmp_path)).split()

@@ -22,8 +22,8 @@ import torch
 import graphlab
 from graphlab.cli import main
 from graphlab.errors import GraphlabError
-from graphlab.recordings import recording
-from graphlab.timeline import Timeline
+from graphlab.timing.recordings import recording
+from graphlab.trace.timeline import Timeline
 
 PACKAGE = Path(graphlab.__file__).parent
 
@@ -211,8 +211,8 @@ def _status(url: str) -> int:
 
 @pytest.mark.skipif(not Path("/proc/net/tcp").exists(), reason="reads Linux's socket table")
 def test_lab_server_listens_on_localhost_and_wants_its_token(tmp_path):
-    from graphlab.commands import lab
-    from graphlab.commands.lab import build_command
+    from graphlab.cli import lab
+    from graphlab.cli.lab import build_command
 
     parser = argparse.ArgumentParser()
     lab.add_arguments(parser)

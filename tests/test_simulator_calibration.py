@@ -13,7 +13,6 @@ import json
 import pytest
 
 from graphlab.errors import SimulatorError
-from graphlab.recordings import list_recordings, recording
 from graphlab.simulator import SimParams, calibrated, chain, eager, graph, simulate, what_if
 from graphlab.simulator import params as simulator_params
 from graphlab.simulator.calibration import (
@@ -26,6 +25,7 @@ from graphlab.simulator.calibration import (
     observe,
     timed_loop_us,
 )
+from graphlab.timing.recordings import list_recordings, recording
 
 TRUE = SimParams(
     host_us=6.0,

@@ -19,9 +19,9 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from graphlab import kineto
 from graphlab.errors import TraceError
-from graphlab.timeline import SCHEMA, Timeline, call_name
+from graphlab.trace import kineto
+from graphlab.trace.timeline import SCHEMA, Timeline, call_name
 
 TRACES = Path(__file__).parent / "traces"
 

@@ -17,7 +17,7 @@ from nbconvert import HTMLExporter
 import graphlab
 from graphlab.errors import GraphlabError
 from graphlab.simulator import SimParams
-from graphlab.timeline import Timeline
+from graphlab.trace.timeline import Timeline
 from graphlab.widgets import BreakEvenExplorer, GapView, SimulatorPlayground, TimelineView
 from graphlab.widgets import figures as figures_module
 from graphlab.widgets.timeline_view import summary_row_values

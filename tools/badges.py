@@ -19,7 +19,7 @@ from pathlib import Path
 import nbformat
 
 from graphlab import course
-from graphlab.atomic import atomic_writer, write_text_atomically
+from graphlab.support.atomic import atomic_writer, write_text_atomically
 
 ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOKS = ROOT / "notebooks"

@@ -26,7 +26,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from badges import NOTEBOOKS
 from stamp_notebooks import provenance
 
-from graphlab.atomic import atomic_writer
+from graphlab.support.atomic import atomic_writer
 
 CELL_TIMEOUT_S = 600
 

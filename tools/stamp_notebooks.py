@@ -15,15 +15,15 @@ from pathlib import Path
 
 import nbformat
 
-from graphlab.atomic import atomic_writer
 from graphlab.backend import backend
+from graphlab.support.atomic import atomic_writer
 
 
 def provenance() -> dict[str, str]:
     """This machine's description, as ``graphlab record`` writes it into recordings."""
     live = backend()
     if live.is_cuda:
-        from graphlab.machine import machine_meta
+        from graphlab.timing.machine import machine_meta
 
         meta = machine_meta("tools/execute_notebooks.py")
     else:

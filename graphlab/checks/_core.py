@@ -15,10 +15,10 @@ from typing import Any
 
 import torch
 
-from ..backend import backend, cuda_module
-from ..errors import CheckFailed
-from ..explainer import explain
-from ..recovery import current_stream, recover
+from graphlab.backend import backend, cuda_module
+from graphlab.errors import CheckFailed
+from graphlab.failures.explanation import explain
+from graphlab.failures.recovery import current_stream, recover
 
 __all__ = ["call", "fail", "fmt", "live", "number", "passed", "same"]
 

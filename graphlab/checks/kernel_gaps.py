@@ -6,7 +6,8 @@ from collections.abc import Callable
 
 import torch
 
-from ..timeline import Timeline
+from graphlab.trace.timeline import Timeline
+
 from ._core import call, fail, fmt, live, number, passed, same
 
 __all__ = ["check_capture_chain", "check_kernels_per_replay", "replay_timeline"]

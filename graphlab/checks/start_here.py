@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from ..timeline import Timeline
+from graphlab.trace.timeline import Timeline
+
 from ._core import call, fail, number, passed
 
 __all__ = ["check_busy_fraction", "small_timeline"]

@@ -7,7 +7,8 @@ from collections.abc import Callable
 
 import torch
 
-from ..errors import CheckFailed
+from graphlab.errors import CheckFailed
+
 from ._core import call, fail, live, passed
 
 __all__ = ["check_captured_training", "make_model"]

@@ -16,7 +16,8 @@ from __future__ import annotations
 
 import torch
 
-from ..errors import GraphlabError
+from graphlab.errors import GraphlabError
+
 from .differences import DIFFERENCES, EmulatorDifferenceWarning
 from .graphed_callables import make_graphed_callables
 from .graphs import CUDAGraph, graph, is_current_stream_capturing

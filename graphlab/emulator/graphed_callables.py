@@ -12,7 +12,8 @@ from __future__ import annotations
 import torch
 from torch.utils._pytree import arg_tree_leaves, tree_flatten, tree_unflatten
 
-from ..errors import CaptureError
+from graphlab.errors import CaptureError
+
 from .graphs import CUDAGraph, graph
 from .pools import graph_pool_handle
 from .streams import Stream, current_stream, stream, synchronize

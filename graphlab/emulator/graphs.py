@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import torch
 
-from ..errors import CaptureError
+from graphlab.errors import CaptureError
+
 from . import state, streams
 from .capture import Capture
 from .differences import warn_once

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import torch
 
-from ..errors import CaptureError
+from graphlab.errors import CaptureError
 
 __all__ = [
     "COPY",

@@ -14,7 +14,8 @@ from __future__ import annotations
 
 import itertools
 
-from ..errors import NeedsGPUError
+from graphlab.errors import NeedsGPUError
+
 from . import state
 from .differences import warn_once
 

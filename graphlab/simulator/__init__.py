@@ -15,8 +15,8 @@ widgets and CLI work on it::
 from .breakeven import breakeven, cumulative_totals
 from .model import Program, Schedule, schedule, simulate
 from .params import SimParams, calibrated
+from .programs import Step, chain, eager, fork_join, graph, model_step
 from .whatif import WhatIf, what_if
-from .workloads import Step, chain, eager, fork_join, graph, model_step
 
 __all__ = [
     "Program",

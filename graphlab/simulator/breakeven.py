@@ -18,10 +18,11 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
-from ..errors import SimulatorError
+from graphlab.errors import SimulatorError
+
 from .model import simulate
 from .params import SimParams, check_duration
-from .workloads import Step, eager, graph, model_step
+from .programs import Step, eager, graph, model_step
 
 __all__ = [
     "BreakEven",
@@ -136,7 +137,7 @@ def from_simulation(
 def model_vs_measured(recording) -> dict:
     """The break-even model against measured cumulative totals (a ``break_even`` recording).
 
-    ``recording`` is a :class:`graphlab.recordings.Recording` (or its ``timings``) holding
+    ``recording`` is a :class:`graphlab.timing.recordings.Recording` (or its ``timings``) holding
     ``timings["cumulative"]``: totals of N eager steps and of capture + N replays, measured.
     Returns, per measured N: the measured totals and the model's ``N * t_e`` and
     ``C + N * t_r`` from the same recording's C, t_e and t_r; plus the model's N* and the
@@ -164,7 +165,7 @@ def model_vs_measured(recording) -> dict:
 
 
 def step_from_timeline(timeline, iterations: int = 1) -> Step:
-    """A :func:`~graphlab.simulator.workloads.model_step` with the kernels of a recorded step.
+    """A :func:`~graphlab.simulator.programs.model_step` with the kernels of a recorded step.
 
     ``timeline`` is a profiled eager timeline of ``iterations`` identical steps (a recording's
     holds ``experiment["profile_iterations"]``); the first step's kernels, in start order, give

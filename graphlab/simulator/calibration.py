@@ -63,11 +63,12 @@ from typing import Any
 
 import numpy as np
 
-from ..atomic import write_text_atomically
-from ..errors import SimulatorError
+from graphlab.errors import SimulatorError
+from graphlab.support.atomic import write_text_atomically
+
 from .model import schedule
 from .params import CALIBRATED_PATH, SimParams
-from .workloads import chain, eager, graph
+from .programs import chain, eager, graph
 
 __all__ = [
     "HOST_BOUND_MARGIN",
@@ -174,7 +175,7 @@ def sync_costs(t) -> np.ndarray:
 
 
 def observe(recording) -> ChainObservation:
-    """Reduce a chain :class:`graphlab.recordings.Recording` to what the fit uses."""
+    """Reduce a chain :class:`graphlab.timing.recordings.Recording` to what the fit uses."""
     if recording.experiment.get("kind") != "chain":
         raise SimulatorError(f"recording {recording.name!r} is not a chain recording")
     eager_t, graph_t = recording.timeline("eager"), recording.timeline("graph")
@@ -493,8 +494,8 @@ def write(path: Path, result: Fit, rows: Sequence[CheckRow], prov: dict[str, Any
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Print the fit and the check table; with ``--write``, store the fit. Exit 2 on bad input."""
-    from ..errors import GraphlabError
-    from ..recordings import list_recordings
+    from graphlab.errors import GraphlabError
+    from graphlab.timing.recordings import list_recordings
 
     parser = argparse.ArgumentParser(
         prog="python -m graphlab.simulator.calibration",

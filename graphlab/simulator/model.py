@@ -30,7 +30,7 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import SimulatorError
+from graphlab.errors import SimulatorError
 
 __all__ = [
     "HOST_THREAD",
@@ -67,7 +67,7 @@ class Program:
     """What the host does, in order, and the GPU work each host operation submits.
 
     Everything is an array so that a million kernels are built and simulated without a Python
-    loop; :mod:`graphlab.simulator.workloads` builds programs from readable descriptions.
+    loop; :mod:`graphlab.simulator.programs` builds programs from readable descriptions.
 
     Host operations (one entry per op, in issue order):
         op_kind: ``OP_LAUNCH``, ``OP_GRAPH_LAUNCH``, ``OP_EVENT`` or ``OP_SYNC``.
@@ -307,7 +307,7 @@ def simulate(program: Program):
     Event ops (record/wait) cost host time but are not shown: the timeline has no kind for them.
     meta is ``{"source": "simulator", **program.meta}``.
     """
-    from ..timeline import Timeline
+    from graphlab.trace.timeline import Timeline
 
     s = schedule(program)
     p = program

@@ -32,7 +32,7 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
-from ..errors import SimulatorError
+from graphlab.errors import SimulatorError
 
 __all__ = [
     "CALIBRATED_PATH",

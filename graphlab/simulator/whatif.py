@@ -14,7 +14,7 @@ from typing import Any
 from .breakeven import breakeven
 from .model import simulate
 from .params import SimParams, check_duration
-from .workloads import Step, eager, graph
+from .programs import Step, eager, graph
 
 __all__ = ["WhatIf", "what_if"]
 

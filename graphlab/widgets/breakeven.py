@@ -16,8 +16,9 @@ import ipywidgets as widgets
 import numpy as np
 import plotly.graph_objects as go
 
-from ..errors import GraphlabError
-from ..simulator.breakeven import breakeven, cumulative_totals, from_timings
+from graphlab.errors import GraphlabError
+from graphlab.simulator.breakeven import breakeven, cumulative_totals, from_timings
+
 from .display import StaticFallback, figure_html
 
 __all__ = ["BreakEvenExplorer", "steps_axis"]

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..gaps import busy_intervals
+from graphlab.trace.gaps import busy_intervals
 
 __all__ = ["Track", "device_gaps_ns", "lanes_of", "launch_latency_us", "name_codes"]
 
@@ -149,7 +149,7 @@ def lanes_of(timeline) -> list[Track]:
 
 def device_gaps_ns(timeline) -> tuple[np.ndarray, np.ndarray]:
     """The GPU's idle gaps (start, end) in ns: between the busy intervals of all GPU events,
-    exactly the intervals the gap analysis (graphlab.gaps) counts."""
+    exactly the intervals the gap analysis (graphlab.trace.gaps) counts."""
     gpu = timeline.is_gpu
     starts, ends = busy_intervals(timeline.start_ns[gpu], timeline.end_ns[gpu])
     return ends[:-1], starts[1:]

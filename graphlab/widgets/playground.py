@@ -12,7 +12,8 @@ import html
 
 import ipywidgets as widgets
 
-from ..simulator import SimParams, calibrated, chain, eager, graph, simulate
+from graphlab.simulator import SimParams, calibrated, chain, eager, graph, simulate
+
 from .display import StaticFallback
 from .timeline_view import TimelineView
 

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from ..errors import GraphlabError
-from ..timeline import Timeline
+from graphlab.errors import GraphlabError
+from graphlab.trace.timeline import Timeline
 
 __all__ = ["TITLES", "banner", "describe_source", "pick_timelines"]
 

@@ -25,8 +25,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))  # the scenarios next t
 
 from scenarios import run_all
 
-from graphlab.atomic import write_text_atomically
 from graphlab.backend import backend, cuda_module
+from graphlab.support.atomic import write_text_atomically
 
 
 def main(argv: list[str]) -> int:

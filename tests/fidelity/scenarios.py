@@ -20,8 +20,8 @@ import io
 import torch
 import torch.nn.functional as F
 
-from graphlab.recovery import release_failed_captures
-from graphlab.side_stream import side_stream
+from graphlab.failures.recovery import release_failed_captures
+from graphlab.timing.side_stream import side_stream
 
 __all__ = [
     "CUDA_ERROR_MESSAGES",

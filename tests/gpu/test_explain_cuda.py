@@ -23,8 +23,8 @@ from wrong_answers import collect_references, rebinding_step
 from graphlab.checks.outputs import check_keep_outputs
 from graphlab.checks.static_inputs import check_replay_with_new_inputs
 from graphlab.errors import CheckFailed
-from graphlab.explainer import explain, explained
-from graphlab.isolate import IsolatedFailure, isolated
+from graphlab.failures.explanation import explain, explained
+from graphlab.failures.isolation import IsolatedFailure, isolated
 
 pytestmark = pytest.mark.cuda
 

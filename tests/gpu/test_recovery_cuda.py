@@ -16,8 +16,8 @@ import torch
 
 from graphlab import checks
 from graphlab.errors import CheckFailed
-from graphlab.explainer import explained
-from graphlab.recovery import release_failed_captures
+from graphlab.failures.explanation import explained
+from graphlab.failures.recovery import release_failed_captures
 
 pytestmark = pytest.mark.cuda
 

@@ -2,8 +2,8 @@
 
 Each stream a matmul runs on keeps a cuBLAS workspace for the life of the process (33 MiB on the
 H200). With a fresh ``torch.cuda.Stream()`` per capture, every one of the first 32 captures left
-one more behind; with graphlab.side_stream the memory after the tenth capture is the memory after
-the first, to the byte.
+one more behind; with graphlab.timing.side_stream the memory after the tenth capture is the memory
+after the first, to the byte.
 """
 
 from __future__ import annotations
@@ -13,8 +13,8 @@ import gc
 import pytest
 import torch
 
-from graphlab.measure import capture
-from graphlab.side_stream import side_stream
+from graphlab.timing.compare import capture
+from graphlab.timing.side_stream import side_stream
 
 pytestmark = pytest.mark.cuda
 

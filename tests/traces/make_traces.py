@@ -14,7 +14,7 @@ writes, with torch.profiler (activities CPU + CUDA):
   once while profiling.
 
 and ``provenance.json`` (GPU, driver, torch, CUDA, Python, date, graphlab version, command:
-``graphlab.machine.machine_meta``, as in a recording). The traces are written by
+``graphlab.timing.machine.machine_meta``, as in a recording). The traces are written by
 ``prof.export_chrome_trace`` unmodified; nothing is stripped (each is a few tens of KB because
 the profiled regions are tiny and ``with_stack``/``record_shapes`` are off). The script checks
 each file is under 300 KB and says so if not.
@@ -34,8 +34,8 @@ from torch.profiler import ProfilerActivity, profile
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # graphlab from this checkout
 
-from graphlab.atomic import write_text_atomically
-from graphlab.machine import machine_meta
+from graphlab.support.atomic import write_text_atomically
+from graphlab.timing.machine import machine_meta
 
 N_OPS = 20
 NUMEL = 4096

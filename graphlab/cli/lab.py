@@ -40,7 +40,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def notebooks_dir(explicit: str | None = None) -> Path:
     """The course folder: ``explicit`` if given, else ``notebooks/`` next to the package."""
-    from ..errors import GraphlabError
+    from graphlab.errors import GraphlabError
 
     # graphlab/commands/lab.py -> the repository root is three levels up in a checkout.
     checkout = Path(__file__).resolve().parents[2]
@@ -75,7 +75,7 @@ def build_command(args: argparse.Namespace, folder: Path) -> list[str]:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..errors import GraphlabError
+    from graphlab.errors import GraphlabError
 
     if args.port is not None and not 0 < args.port < 65536:
         raise GraphlabError(f"--port {args.port} is not a TCP port: use 1-65535")

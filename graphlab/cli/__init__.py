@@ -1,6 +1,6 @@
 """The ``graphlab`` command line.
 
-Each subcommand lives in its own module under :mod:`graphlab.commands` and offers ``HELP``,
+Each subcommand lives in its own module under :mod:`graphlab.cli` and offers ``HELP``,
 ``add_arguments(parser)`` and ``run(args) -> int``. Errors that graphlab raises on purpose
 (:class:`~graphlab.errors.GraphlabError`) are printed as one line on stderr with exit status 2.
 """
@@ -11,18 +11,18 @@ import argparse
 import importlib
 import sys
 
-from .errors import GraphlabError
+from graphlab.errors import GraphlabError
 
 __all__ = ["main"]
 
 # Subcommand name -> module; modules import their heavy dependencies inside run().
 COMMANDS = {
-    "lab": "graphlab.commands.lab",
-    "doctor": "graphlab.commands.doctor",
-    "record": "graphlab.commands.record",
-    "recordings": "graphlab.commands.recordings",
-    "gaps": "graphlab.commands.gaps",
-    "simulate": "graphlab.commands.simulate",
+    "lab": "graphlab.cli.lab",
+    "doctor": "graphlab.cli.doctor",
+    "record": "graphlab.cli.record",
+    "recordings": "graphlab.cli.recordings",
+    "gaps": "graphlab.cli.gaps",
+    "simulate": "graphlab.cli.simulate",
 }
 
 

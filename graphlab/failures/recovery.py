@@ -15,7 +15,8 @@ A capture that fails leaves three things behind in the learner's process:
   every random op on the GPU (``torch.randn``, dropout) raises "Offset increment outside graph
   capture encountered unexpectedly" until some later capture succeeds.
 
-:func:`recover` undoes all three. ``graphlab.explainer.explained`` and the exercise checkers call
+:func:`recover` undoes all three. ``graphlab.failures.explanation.explained`` and the exercise
+checkers call
 it after a failure; :func:`release_failed_captures` (``graphlab.release_failed_captures``) undoes
 the last two, for code that catches a capture error itself.
 """
@@ -35,7 +36,7 @@ def _graph_api() -> Any:
 
     Never starts CUDA itself: a block that did not touch the GPU has nothing to put back.
     """
-    from .backend import backend, cuda_module
+    from graphlab.backend import backend, cuda_module
 
     if backend().is_cuda:
         return torch.cuda if torch.cuda.is_initialized() else None

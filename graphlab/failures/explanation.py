@@ -1,7 +1,8 @@
 """Turn a CUDA Graph failure into an explanation: what you saw, why, how to fix it, which lesson.
 
 ``graphlab.explain(exc)`` matches an exception (or a warning, or a log line such as torch.compile's
-"skipping cudagraphs due to ...") against :data:`graphlab.catalogue.CATALOGUE` and returns an
+"skipping cudagraphs due to ...") against :data:`graphlab.failures.catalogue.CATALOGUE` and returns
+an
 :class:`Explanation`, which prints as plain text and renders as HTML in a notebook.
 
 It looks at the whole chain of exceptions, not only the last one: a failed ``.item()`` inside
@@ -111,7 +112,7 @@ def explain(failure: BaseException | warnings.WarningMessage | Warning | str) ->
         ),
         fix=(
             "Run the same code eagerly, without capturing it: if it fails there too, fix that "
-            "first. If it only fails inside a capture, compare it with graphlab.catalogue."
+            "first. If it only fails inside a capture, compare it with graphlab.failures.catalogue."
         ),
         lesson="",
     )
@@ -124,7 +125,8 @@ class explained(contextlib.ContextDecorator):
     unchanged except for a note (PEP 678) holding the explanation; unrecognised exceptions pass
     through untouched.
 
-    It also puts back what a failed capture leaves behind (:func:`graphlab.recovery.recover`): the
+    It also puts back what a failed capture leaves behind
+    (:func:`graphlab.failures.recovery.recover`): the
     stream that was current when the block began becomes current again (``torch.cuda.graph``, and
     the emulator, which copies it, leave their side stream current when ending the capture fails)
     and the memory pool torch keeps for the failed capture is released.

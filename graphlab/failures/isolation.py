@@ -32,8 +32,9 @@ import time
 import traceback
 from typing import Any
 
-from .errors import GraphlabError
-from .explainer import Explanation, explain
+from graphlab.errors import GraphlabError
+
+from .explanation import Explanation, explain
 
 __all__ = ["IsolatedFailure", "demonstrate", "isolated"]
 
@@ -51,7 +52,8 @@ _EXIT_GRACE_S = 10.0  # after sending its outcome, how long a child gets to exit
 class IsolatedFailure(GraphlabError, RuntimeError):
     """A function run by :func:`isolated` raised, crashed, or ran out of time.
 
-    ``explanation`` is graphlab's :class:`~graphlab.explainer.Explanation` of what happened;
+    ``explanation`` is graphlab's :class:`~graphlab.failures.explanation.Explanation` of what
+    happened;
     ``exitcode`` is the child's exit status (0 when fn raised, negative when a signal killed
     it); ``timed_out`` says whether it was stopped at the time limit;
     ``child_traceback`` is the traceback printed in the child ("" when it did not raise).

@@ -52,8 +52,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from tqdm.auto import tqdm
 
-    from graphlab.record import record
-    from graphlab.recordings import recording
+    from graphlab.timing.experiments import record
+    from graphlab.timing.recordings import recording
 
     shown: list = []
 

@@ -1,4 +1,4 @@
-"""Read torch.profiler / Kineto Chrome-trace JSON into a :class:`~graphlab.timeline.Timeline`.
+"""Read torch.profiler / Kineto Chrome-trace JSON into a :class:`~graphlab.trace.timeline.Timeline`.
 
 What Kineto writes (PyTorch's ``prof.export_chrome_trace(path)``): a JSON object whose
 ``traceEvents`` list holds complete events (``"ph": "X"``) with ``ts`` and ``dur`` in microseconds,
@@ -30,7 +30,8 @@ from decimal import ROUND_HALF_EVEN, Decimal
 from pathlib import Path
 from typing import Any
 
-from .errors import TraceError
+from graphlab.errors import TraceError
+
 from .timeline import SCHEMA, SYNC_CALLS, Timeline, call_name, plain_json
 
 __all__ = ["MAX_TRACE_BYTES", "load_trace", "read_json"]

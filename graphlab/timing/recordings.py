@@ -9,10 +9,11 @@ File format (``<name>.json``, schema ``graphlab.recording/1``)::
     {"schema": "graphlab.recording/1", "name": "chain_1000_k4096",
      "meta": {"gpu", "driver", "torch", "cuda", "python", "date", "graphlab", "command"},
      "experiment": {"kind": "chain" | "break_even", ...},
-     "timings": <graphlab.measure.Comparison.to_dict()> (+ "cumulative" for break_even),
+     "timings": <graphlab.timing.compare.Comparison.to_dict()> (+ "cumulative" for break_even),
      "timelines": {"eager": <Timeline.to_dict()>, "graph": <Timeline.to_dict()>}}
 
-:mod:`graphlab.record` documents each experiment's keys. The loader reads JSON only, and checks
+:mod:`graphlab.timing.experiments` documents each experiment's keys. The loader reads JSON only,
+and checks
 the schema, the required keys and that ``meta`` names a real GPU before handing a recording out.
 """
 
@@ -21,18 +22,17 @@ from __future__ import annotations
 import json
 import os
 import re
-import sys
-import types
 from collections.abc import Mapping
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..errors import RecordingError, TraceError
+from graphlab.errors import RecordingError, TraceError
 
 if TYPE_CHECKING:
-    from ..measure import Comparison, CumulativeTotals
-    from ..timeline import Timeline
+    from graphlab.trace.timeline import Timeline
+
+    from .compare import Comparison, CumulativeTotals
 
 __all__ = [
     "RECORDINGS_DIR",
@@ -44,7 +44,7 @@ __all__ = [
 ]
 
 SCHEMA = "graphlab.recording/1"
-RECORDINGS_DIR = Path(__file__).resolve().parent
+RECORDINGS_DIR = Path(__file__).resolve().parent / "recorded"
 
 META_KEYS = ("gpu", "driver", "torch", "cuda", "python", "date", "graphlab", "command")
 TIMING_KEYS = (
@@ -103,15 +103,15 @@ class Recording:
 
     @property
     def comparison(self) -> Comparison:
-        """``timings`` as a :class:`~graphlab.measure.Comparison` (``print`` it for a table)."""
-        from ..measure import Comparison
+        """``timings`` as a :class:`~graphlab.timing.compare.Comparison` (print it for a table)."""
+        from .compare import Comparison
 
         return self._rebuild(Comparison, self.timings)
 
     @property
     def cumulative(self) -> CumulativeTotals | None:
         """A break-even recording's measured totals; None for other experiments."""
-        from ..measure import CumulativeTotals
+        from .compare import CumulativeTotals
 
         data = self.timings.get("cumulative")
         return None if data is None else self._rebuild(CumulativeTotals, data)
@@ -127,7 +127,7 @@ class Recording:
 
     def timeline(self, mode: str) -> Timeline:
         """The profiled timeline of ``mode`` ("eager" or "graph") as a Timeline."""
-        from ..timeline import Timeline
+        from graphlab.trace.timeline import Timeline
 
         if mode not in TIMELINE_MODES:
             raise RecordingError(
@@ -287,19 +287,3 @@ def _load(path: Path) -> Recording:
 def _parse_date(text: str) -> datetime:
     # datetime.fromisoformat accepts a trailing "Z" only from Python 3.11 on.
     return datetime.fromisoformat(text.replace("Z", "+00:00"))
-
-
-class _CallableModule(types.ModuleType):
-    """This package, callable as :func:`list_recordings`.
-
-    ``graphlab.recordings()`` is the public way to list recordings, but importing this package
-    (``import graphlab.recordings``, which graphlab record does) makes the attribute
-    ``graphlab.recordings`` this module rather than the function. Making the module callable
-    keeps ``graphlab.recordings()`` working whichever of the two the attribute is.
-    """
-
-    def __call__(self, directory: str | os.PathLike | None = None) -> list[Recording]:
-        return list_recordings(directory)
-
-
-sys.modules[__name__].__class__ = _CallableModule

@@ -68,8 +68,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def _params(args: argparse.Namespace):
     """Calibrated parameters with the user's overrides; without calibration, all must be given."""
-    from ..errors import SimulatorError
-    from ..simulator import params as simulator_params
+    from graphlab.errors import SimulatorError
+    from graphlab.simulator import params as simulator_params
 
     given = {name: getattr(args, name) for name in _PARAM_FLAGS}
     if simulator_params.CALIBRATED_PATH.exists():
@@ -89,8 +89,8 @@ def _params(args: argparse.Namespace):
 
 def simulate_both(args: argparse.Namespace):
     """The :class:`~graphlab.simulator.whatif.WhatIf` for the command line's chain."""
-    from ..simulator import chain
-    from ..simulator.whatif import what_if
+    from graphlab.simulator import chain
+    from graphlab.simulator.whatif import what_if
 
     step = chain(args.kernels, args.kernel_us)
     return what_if(
@@ -171,8 +171,8 @@ def run(args: argparse.Namespace) -> int:
     result = outcome.to_dict()
     result["workload"]["kernel_us"] = args.kernel_us
     if args.trace:
-        from ..atomic import write_text_atomically
-        from ..errors import SimulatorError
+        from graphlab.errors import SimulatorError
+        from graphlab.support.atomic import write_text_atomically
 
         text = json.dumps(combined_chrome_trace(outcome.timelines), separators=(",", ":"))
         write_text_atomically(args.trace, text, SimulatorError)

@@ -1,6 +1,7 @@
 """The timing experiments that ``graphlab record`` runs on a GPU, and the files it writes.
 
-Each experiment writes one recording, ``<name>.json`` (format: :mod:`graphlab.recordings`), with
+Each experiment writes one recording, ``<name>.json`` (format: :mod:`graphlab.timing.recordings`),
+with
 the machine's provenance in ``meta`` (GPU, driver, torch, CUDA, Python, UTC date, graphlab version,
 the command line) and a profiled eager and graph timeline. Timings and timelines
 come from separate runs: timings are never taken under the profiler. Profiled timelines keep two
@@ -9,18 +10,19 @@ iterations (one for 1000-kernel steps, to keep files small).
 Experiments
 -----------
 ``chain_<kernels>_k<numel>`` (``experiment.kind == "chain"``)
-    :func:`graphlab.workloads.chain`: 10, 100 and 1000 elementwise kernels on 4 Ki, 256 Ki and
-    16 Mi float32 elements. The smallest tensors make every kernel launch-bound (about a
+    :func:`graphlab.timing.workloads.chain`: 10, 100 and 1000 elementwise kernels on 4 Ki, 256 Ki
+    and 16 Mi float32 elements. The smallest tensors make every kernel launch-bound (about a
     microsecond of GPU work per launch); 16 Mi floats (64 MiB read and 64 MiB written per kernel)
     keep the GPU busy for longer than a launch takes, so there the graph has little to save.
-    ``timings`` is :meth:`graphlab.measure.Comparison.to_dict`. ``experiment`` holds the workload
-    description plus ``warmup``, ``repeats``, ``iterations`` and ``profile_iterations``.
+    ``timings`` is :meth:`graphlab.timing.compare.Comparison.to_dict`. ``experiment`` holds the
+    workload description plus ``warmup``, ``repeats``, ``iterations`` and ``profile_iterations``.
 
 ``break_even_<workload>`` (``experiment.kind == "break_even"``)
     A few workloads of different kernel counts and sizes (chains, and a small MLP). ``timings``
-    holds the :class:`~graphlab.measure.Comparison` (capture C, end-to-end t_e and t_r, and the
-    model's N* = C / (t_e − t_r) as ``break_even``) plus ``timings["cumulative"]``, the measured
-    totals from :func:`graphlab.measure.cumulative_totals`: ``counts`` (N), ``eager_total_us``
+    holds the :class:`~graphlab.timing.compare.Comparison` (capture C, end-to-end t_e and t_r, and
+    the model's N* = C / (t_e − t_r) as ``break_even``) plus ``timings["cumulative"]``, the measured
+    totals from :func:`graphlab.timing.compare.cumulative_totals`: ``counts`` (N),
+    ``eager_total_us``
     (N eager iterations), ``graph_total_us`` (capture + N replays with input copies and output
     clones), ``repeats`` (medians over that many runs) and ``crossing`` (the smallest measured N
     whose graph total is no longer than the eager one, or null). ``experiment.workload`` is the
@@ -39,11 +41,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from graphlab.errors import GraphlabError, RecordingError
+from graphlab.support.atomic import write_text_atomically
+
 from . import workloads
-from .atomic import write_text_atomically
-from .errors import GraphlabError, RecordingError
-from .machine import machine_meta
-from .measure import (
+from .compare import (
     BREAK_EVEN_COUNTS,
     Captured,
     capture,
@@ -52,6 +54,7 @@ from .measure import (
     profile_timelines,
     require_gpu,
 )
+from .machine import machine_meta
 from .recordings import RECORDINGS_DIR, SCHEMA, check_recording
 from .workloads import Workload
 
@@ -258,7 +261,7 @@ def record(
     """Run every experiment on this machine's GPU and write one recording per experiment.
 
     ``out_dir`` defaults to the package's bundled folder
-    (:data:`graphlab.recordings.RECORDINGS_DIR`); ``command`` is stored in each file's meta;
+    (:data:`graphlab.timing.recordings.RECORDINGS_DIR`); ``command`` is stored in each file's meta;
     ``on_written(path)`` is called after each file is written; ``only`` names the experiments to
     run (default: all of the plan). Returns the written paths.
     Raises NeedsGPUError on a machine without CUDA.

@@ -8,7 +8,7 @@ import importlib.metadata
 import platform
 import sys
 
-from ..machine import driver_version
+from graphlab.timing.machine import driver_version
 
 HELP = "Say what this machine can run: Python, torch, CUDA, GPU, backend, notebook packages."
 
@@ -28,9 +28,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     import torch
 
-    from .. import __version__
-    from ..backend import backend
-    from ..errors import GraphlabError
+    from graphlab import __version__
+    from graphlab.backend import backend
+    from graphlab.errors import GraphlabError
 
     print(f"graphlab    {__version__}")
     print(f"python      {platform.python_version()} ({sys.executable})")
@@ -84,10 +84,10 @@ def what_runs(on_gpu: bool) -> str:
 
 def recordings_status() -> str:
     """How many real GPU recordings ship with this install."""
-    from ..errors import GraphlabError
+    from graphlab.errors import GraphlabError
 
     try:
-        from ..recordings import list_recordings
+        from graphlab.timing.recordings import list_recordings
 
         names = list(list_recordings())  # Recording objects (or names)
     except ImportError:

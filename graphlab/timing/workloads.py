@@ -26,7 +26,7 @@ from typing import Any
 
 import torch
 
-from .errors import GraphlabError
+from graphlab.errors import GraphlabError
 
 __all__ = ["Workload", "chain", "check_fits", "mlp"]
 
@@ -63,7 +63,7 @@ class Workload:
 
 def _device(device: str | torch.device | None) -> torch.device:
     if device is None:
-        from .backend import backend
+        from graphlab.backend import backend
 
         return torch.device(backend().device)
     return torch.device(device)

@@ -26,8 +26,8 @@ from typing import Any
 
 import numpy as np
 
-from .atomic import write_text_atomically
-from .errors import TraceError
+from graphlab.errors import TraceError
+from graphlab.support.atomic import write_text_atomically
 
 __all__ = [
     "GPU_KINDS",
@@ -192,7 +192,7 @@ class Timeline:
         return Timeline(**picked, meta=self.meta)
 
     def summary(self):
-        """Gap analysis of this timeline: a :class:`graphlab.gaps.Summary`."""
+        """Gap analysis of this timeline: a :class:`graphlab.trace.gaps.Summary`."""
         from .gaps import summarize
 
         return summarize(self)

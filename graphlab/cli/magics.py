@@ -6,7 +6,7 @@ Two magics:
   ``%graphlab gaps trace.json``, ``%graphlab recordings``, ... (everything but ``lab``, which
   starts a server of its own).
 - ``%%graphlab_timeline [NAME]`` runs the cell under ``torch.profiler`` (CPU + CUDA), waits for the
-  GPU, prints the gap analysis and stores the :class:`~graphlab.timeline.Timeline` in ``NAME``
+  GPU, prints the gap analysis and stores the :class:`~graphlab.trace.timeline.Timeline` in ``NAME``
   (default ``timeline``). It needs a GPU; on a machine without one it says where to find recorded
   timelines instead. Remember that profiling slows eager launches down: use the picture for its
   shape, and time without the profiler (``graphlab.compare``).
@@ -19,7 +19,7 @@ import shlex
 from IPython.core.error import UsageError
 from IPython.core.magic import Magics, cell_magic, line_magic, magics_class
 
-from .errors import GraphlabError, NeedsGPUError
+from graphlab.errors import GraphlabError, NeedsGPUError
 
 __all__ = ["GraphlabMagics", "load_ipython_extension"]
 
@@ -31,7 +31,7 @@ class GraphlabMagics(Magics):
     @line_magic
     def graphlab(self, line: str) -> int | None:
         """Run a graphlab command: ``%graphlab doctor``, ``%graphlab gaps TRACE.json --json``."""
-        from .cli import main
+        from . import main
 
         argv = shlex.split(line)
         if argv and argv[0] == "lab":
@@ -64,7 +64,7 @@ def _profile_cell(shell, cell: str):
     import torch
     from torch.profiler import ProfilerActivity, profile
 
-    from .timeline import Timeline
+    from graphlab.trace.timeline import Timeline
 
     if not torch.cuda.is_available():
         raise NeedsGPUError(

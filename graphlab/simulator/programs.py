@@ -26,7 +26,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..errors import SimulatorError
+from graphlab.errors import SimulatorError
+
 from .model import (
     MAX_KERNELS,
     OP_EVENT,

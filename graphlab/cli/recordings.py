@@ -18,7 +18,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from graphlab.recordings import RECORDINGS_DIR, list_recordings
+    from graphlab.timing.recordings import RECORDINGS_DIR, list_recordings
 
     rows = [
         {

@@ -38,13 +38,14 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .errors import CaptureError, GraphlabError, NeedsGPUError
+from graphlab.errors import CaptureError, GraphlabError, NeedsGPUError
+
 from .side_stream import side_stream
 
 if TYPE_CHECKING:
     import torch
 
-    from .timeline import Timeline
+    from graphlab.trace.timeline import Timeline
 
 __all__ = [
     "BREAK_EVEN_COUNTS",
@@ -288,7 +289,7 @@ def capture(fn: Callable[..., Any], *inputs: torch.Tensor, warmup: int = 3) -> C
     Raises NeedsGPUError without a GPU and CaptureError when ``fn`` cannot be captured.
     """
     _check_count("warmup", warmup)
-    require_gpu("graphlab.measure.capture")
+    require_gpu("graphlab.timing.compare.capture")
     import torch
 
     _check_inputs(inputs)
@@ -339,7 +340,7 @@ def compare(
         warmup: eager runs on a side stream before capture (at least 1).
         repeats: timed repeats of each loop; the result is their median and spread.
         iterations: calls per timed loop (more for short steps, fewer for long ones).
-        profile: also record an eager and a graph :class:`~graphlab.timeline.Timeline` in a
+        profile: also record an eager and a graph :class:`~graphlab.trace.timeline.Timeline` in a
             separate profiled run, in ``result.timelines``. Timings never come from it.
         profile_iterations: iterations kept in each profiled timeline.
 
@@ -425,7 +426,7 @@ def cumulative_totals(
         raise GraphlabError(f"counts must be strictly increasing, not {counts!r}")
     _check_count("repeats", repeats)
     _check_count("warmup", warmup)
-    require_gpu("graphlab.measure.cumulative_totals")
+    require_gpu("graphlab.timing.compare.cumulative_totals")
     import torch
 
     _check_inputs(inputs)
@@ -636,7 +637,7 @@ def _profiled_timeline(step: Callable[[int], Any], iterations: int) -> Timeline:
     from torch.profiler import ProfilerActivity, schedule
     from torch.profiler import profile as profiler
 
-    from .timeline import Timeline
+    from graphlab.trace.timeline import Timeline
 
     plan = schedule(wait=0, warmup=1, active=1, repeat=1)
     torch.cuda.synchronize()

@@ -23,7 +23,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..timeline import Timeline
+    from graphlab.trace.timeline import Timeline
 
     summary = Timeline.from_chrome_trace(args.trace).summary()
     if args.json:

@@ -15,7 +15,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TextIO
 
-from .errors import GraphlabError
+from graphlab.errors import GraphlabError
 
 __all__ = ["atomic_writer", "write_text_atomically"]
 

@@ -1,39 +1,27 @@
-"""Small helpers the course notebooks share.
+"""Every link and install line of the course, derived from one place.
 
-- :func:`banner` prints, above a result, which backend produced it: live CUDA, the CPU emulator, a
-  bundled recording (with its GPU, versions and date) or the simulator. A notebook never lets a
-  reader guess where a number came from.
-- :func:`timelines` gets the eager and graph timelines out of either kind of result.
-- :func:`live_or_recorded` runs a timing experiment live on a GPU and otherwise loads the bundled
-  recording of the same experiment, printing the banner either way.
-- :func:`repository_url`, :func:`install_cell_source`, :func:`colab_badge` and
-  :func:`binder_badge` derive every link and install line from one place: ``[project.urls]
-  Repository`` in ``pyproject.toml``. ``tools/badges.py`` rewrites the notebooks' first cells and
-  prints the README's badge lines from them, so one edit of that URL updates everything.
-- :func:`refresh_links` rewrites a notebook's badge and install cell from that URL.
+:func:`repository_url`, :func:`install_cell_source`, :func:`colab_badge` and :func:`binder_badge`
+read ``[project.urls] Repository`` in ``pyproject.toml`` (or the installed distribution's
+metadata). ``tools/badges.py`` rewrites the notebooks' first cells and prints the README's badge
+lines from them, so one edit of that URL updates everything. :func:`refresh_links` rewrites one
+notebook's badge and install cell.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
 from importlib import metadata
-from typing import Any
 
-from .backend import backend
-from .errors import GraphlabError
+from graphlab.errors import GraphlabError
 
 __all__ = [
     "DISTRIBUTION",
-    "banner",
+    "INSTALL_MARKER",
     "binder_badge",
     "colab_badge",
     "install_cell_source",
-    "live_or_recorded",
     "refresh_links",
     "repository_url",
-    "timelines",
-    "timings",
 ]
 
 #: The distribution name on an index and in ``pip install`` lines (the import name is graphlab).
@@ -149,105 +137,3 @@ def refresh_links(notebook: dict, filename: str, url: str | None = None) -> bool
             cell["source"] = install
             changed = True
     return changed
-
-
-def _describe_recording(rec: Any) -> str:
-    """The recording's own provenance line, with its name."""
-    label = getattr(rec, "label", None)
-    if not label:
-        meta = dict(rec.meta or {})
-        label = f"recorded on {meta.get('gpu', 'an unnamed GPU')} ({str(meta.get('date'))[:10]})"
-    return f"{label}, recording {getattr(rec, 'name', '?')!r}"
-
-
-def banner(source: Any = None, note: str = "") -> None:
-    """Print one line saying which backend produced the result below it.
-
-    ``source`` is ``None`` (the live backend of this machine), ``"live"``, ``"emulator"``,
-    ``"simulated"``/``"simulator"``, or a recording object (anything with ``.meta`` and ``.name``,
-    such as :func:`graphlab.recording`'s result). ``note`` is appended after a dash.
-    """
-    live = backend()
-    if source is None or source == "live":
-        if live.is_cuda:
-            text = f"live CUDA on {live.gpu}"
-        else:
-            text = "CPU emulator: CUDA graph semantics, no timings"
-    elif source == "emulator":
-        text = "CPU emulator: CUDA graph semantics, no timings"
-    elif source in ("simulated", "simulator"):
-        text = "simulated: graphlab's discrete-event model calibrated on H200 recordings"
-    elif hasattr(source, "meta"):
-        text = _describe_recording(source)
-    else:
-        raise GraphlabError(
-            f"banner() does not know the source {source!r}: pass None, 'live', 'emulator', "
-            "'simulated' or a recording."
-        )
-    line = f"[{text}{' - ' + note if note else ''}]"
-    print(line)
-    if (source is None or source in ("live", "emulator")) and not live.is_cuda:
-        _announce_emulator_differences()
-
-
-_differences_announced = False
-
-
-def _announce_emulator_differences() -> None:
-    """Name the emulator's known differences from a GPU once, here, instead of as warnings.
-
-    The emulator warns the first time a program relies on one of them. In a notebook those
-    warnings would land in whichever later cell triggers them, and differ from the GPU's output
-    there; the banner names them all up front instead and silences the repeats.
-    """
-    import warnings
-
-    from .emulator import DIFFERENCES, EmulatorDifferenceWarning
-
-    global _differences_announced
-    if _differences_announced:
-        return
-    _differences_announced = True
-    print(
-        "[the emulator differs from a GPU in: "
-        + ", ".join(key.replace("_", " ") for key in DIFFERENCES)
-        + " (details: graphlab.emulator.DIFFERENCES)]"
-    )
-    warnings.filterwarnings("ignore", category=EmulatorDifferenceWarning)
-
-
-def live_or_recorded(run_live: Callable[[], Any], recording: str, note: str = "") -> Any:
-    """Run ``run_live()`` on a GPU, or load the bundled recording named ``recording`` elsewhere.
-
-    Prints the banner of whichever produced the result and returns it: the live result (for
-    example a :func:`graphlab.compare` result) or a recording object.
-    """
-    if backend().is_cuda:
-        result = run_live()
-        banner("live", note)
-        return result
-    from .recordings import recording as load_recording
-
-    rec = load_recording(recording)
-    banner(rec, note)
-    return rec
-
-
-def timelines(result: Any) -> dict[str, Any]:
-    """``{"eager": Timeline, "graph": Timeline}`` of a recording or a profiled compare() result."""
-    if callable(getattr(result, "timeline", None)):
-        return {mode: result.timeline(mode) for mode in ("eager", "graph")}
-    found = getattr(result, "timelines", None)
-    if not found:
-        raise GraphlabError(
-            "this result has no timelines: pass a recording, or a graphlab.compare(..., "
-            "profile=True) result."
-        )
-    return dict(found)
-
-
-def timings(result: Any) -> dict[str, Any]:
-    """The timing figures (µs) of a recording or a compare() result, as one dict."""
-    if isinstance(getattr(result, "timings", None), dict):
-        return dict(result.timings)
-    return result.to_dict()

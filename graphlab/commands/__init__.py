@@ -1,1 +1,0 @@
-"""One module per ``graphlab`` subcommand: ``HELP``, ``add_arguments(parser)``, ``run(args)``."""

@@ -1,0 +1,8 @@
+"""Reading and analysing GPU timelines.
+
+- :mod:`.events`: the flat table of events in integer nanoseconds, and the CUDA call names.
+- :mod:`.kineto`: the reader for torch.profiler / Kineto Chrome traces (and graphlab's own JSON).
+- :mod:`.gaps`: where the GPU idles, per stream and per device, graph replays included.
+- :mod:`.chrome`: the Chrome-trace writer (opens in Perfetto).
+- :mod:`.timeline`: :class:`~.timeline.Timeline`, the public face on top of the four.
+"""
