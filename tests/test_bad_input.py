@@ -26,7 +26,8 @@ from graphlab.errors import GraphlabError
 from graphlab.simulator import chain, eager, graph, simulate
 from graphlab.simulator.params import SimParams
 from graphlab.timing.recordings import recording
-from graphlab.trace.timeline import KINDS, Timeline
+from graphlab.trace.events import KINDS
+from graphlab.trace.timeline import Timeline
 
 REAL_TRACE = Path(__file__).parent / "traces" / "h200_eager8_then_replay8.json"
 PARAMS = ("host_us", "launch_latency_us", "graph_launch_us", "node_gap_us", "sync_us")

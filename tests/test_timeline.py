@@ -21,7 +21,8 @@ from hypothesis import strategies as st
 
 from graphlab.errors import TraceError
 from graphlab.trace import kineto
-from graphlab.trace.timeline import SCHEMA, Timeline, call_name
+from graphlab.trace.events import SCHEMA, call_name
+from graphlab.trace.timeline import Timeline
 
 TRACES = Path(__file__).parent / "traces"
 

@@ -1,4 +1,4 @@
-"""Where the GPU sat idle, and whether it was waiting for the host: gap analysis of a Timeline.
+"""Where the GPU sat idle, and whether it was waiting for the host: gap analysis of an event table.
 
 Everything here is a pure function of the event table, vectorised with numpy, in integer
 nanoseconds. Definitions (per stream, and per device as the union of all its streams):
@@ -41,7 +41,7 @@ from typing import Any
 
 import numpy as np
 
-from .timeline import GRAPH_LAUNCH_CALLS, KERNEL_LAUNCH_CALLS, Timeline, call_name
+from .events import GRAPH_LAUNCH_CALLS, KERNEL_LAUNCH_CALLS, EventTable, call_name
 
 __all__ = ["Figures", "Stats", "Summary", "busy_intervals", "summarize"]
 
@@ -184,7 +184,7 @@ def busy_intervals(start_ns: np.ndarray, end_ns: np.ndarray) -> tuple[np.ndarray
     return start_ns[first], ends
 
 
-def summarize(t: Timeline) -> Summary:
+def summarize(t: EventTable) -> Summary:
     """Gap analysis of ``t`` (see the module docstring for every definition)."""
     gpu = t.is_gpu
     launches = _Launches(t, gpu)
@@ -225,7 +225,7 @@ def summarize(t: Timeline) -> Summary:
 class _Launches:
     """The host launch calls of a timeline, indexed by correlation id for vectorised look-ups."""
 
-    def __init__(self, t: Timeline, gpu: np.ndarray):
+    def __init__(self, t: EventTable, gpu: np.ndarray):
         is_launch = (t.kind == "launch") & (t.correlation >= 0)
         names = t.name[t.kind == "launch"].tolist()
         # 1 = kernel launch call, 2 = graph launch call, 0 = other (memcpy, memset, ...).

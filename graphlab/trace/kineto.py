@@ -1,4 +1,4 @@
-"""Read torch.profiler / Kineto Chrome-trace JSON into a :class:`~graphlab.trace.timeline.Timeline`.
+"""Read torch.profiler / Kineto Chrome-trace JSON into an :class:`~graphlab.trace.events.EventTable`.
 
 What Kineto writes (PyTorch's ``prof.export_chrome_trace(path)``): a JSON object whose
 ``traceEvents`` list holds complete events (``"ph": "X"``) with ``ts`` and ``dur`` in microseconds,
@@ -32,7 +32,7 @@ from typing import Any
 
 from graphlab.errors import TraceError
 
-from .timeline import SCHEMA, SYNC_CALLS, Timeline, call_name, plain_json
+from .events import SCHEMA, SYNC_CALLS, EventTable, call_name, plain_json
 
 __all__ = ["MAX_TRACE_BYTES", "load_trace", "read_json"]
 
@@ -108,7 +108,7 @@ def read_json(path: str | os.PathLike) -> Any:
 
 
 def load_trace(src) -> Any:
-    """A Timeline from a Kineto trace path, parsed dict, or finished ``torch.profiler.profile``.
+    """An event table from a Kineto trace path, parsed dict, or finished ``torch.profiler.profile``.
 
     A graphlab timeline (``{"schema": "graphlab.timeline/1", ...}``) is accepted as well.
     """
@@ -125,7 +125,7 @@ def load_trace(src) -> Any:
         )
     where = f"{origin}: " if origin else ""
     if isinstance(data, dict) and data.get("schema") == SCHEMA:
-        return Timeline.from_dict(data)
+        return EventTable.from_dict(data)
     if isinstance(data, dict) and str(data.get("schema", "")).startswith("graphlab."):
         raise TraceError(
             f"{where}this is a {data['schema']} file, not a trace: load recordings with "
@@ -146,7 +146,7 @@ def load_trace(src) -> Any:
     meta = _meta(data, origin, skipped)
     if host_pid is not None:
         meta.setdefault("host_pid", host_pid)
-    return Timeline(**columns, meta=meta)
+    return EventTable(**columns, meta=meta)
 
 
 def _export_profiler(prof) -> Any:

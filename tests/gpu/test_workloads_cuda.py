@@ -11,8 +11,8 @@ import re
 import pytest
 import torch
 
-from graphlab.errors import GraphlabError
 from graphlab import workloads
+from graphlab.errors import GraphlabError
 
 pytestmark = pytest.mark.cuda
 

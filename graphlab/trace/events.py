@@ -1,0 +1,251 @@
+"""One flat table of GPU-related events, in integer nanoseconds.
+
+An :class:`EventTable` holds what a profiler saw (or what the simulator or a recording says): host
+calls that submit GPU work ("launch"), host calls that wait for the GPU ("sync"), and the GPU work
+itself ("kernel", "memcpy", "memset"). Every column is a numpy array of the same length, sorted by
+start time, so analyses are vectorised functions over the table rather than loops over objects.
+
+Times are integer nanoseconds. Kineto writes microseconds with three decimals; graphlab keeps every
+one of those nanoseconds (a replay's kernels start about 0.3 µs apart, so rounding to whole
+microseconds would erase exactly what the course wants to show).
+
+Tracks: host events live on ``thread``; GPU events on ``(device, stream)``. A host launch call and
+the GPU work it submitted share a ``correlation`` id; every kernel of one CUDA Graph replay shares
+the correlation id of its ``cudaGraphLaunch``.
+
+:class:`~graphlab.trace.timeline.Timeline` is this table with its readers, writers and analysis
+attached; the reader (:mod:`.kineto`), the analysis (:mod:`.gaps`) and the Chrome-trace writer
+(:mod:`.chrome`) work on the table alone, so none of them needs the class above it.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from decimal import Decimal
+from typing import Any
+
+import numpy as np
+
+from graphlab.errors import TraceError
+
+__all__ = [
+    "GPU_KINDS",
+    "GRAPH_LAUNCH_CALLS",
+    "KERNEL_LAUNCH_CALLS",
+    "KINDS",
+    "SCHEMA",
+    "SYNC_CALLS",
+    "EventTable",
+    "call_name",
+    "plain_json",
+]
+
+KINDS = ("launch", "kernel", "memcpy", "memset", "sync")
+GPU_KINDS = ("kernel", "memcpy", "memset")
+SCHEMA = "graphlab.timeline/1"
+
+# The CUDA API calls analyses look for, by the name CUPTI gives them (see call_name).
+KERNEL_LAUNCH_CALLS = frozenset(
+    {"cudaLaunchKernel", "cudaLaunchKernelExC", "cuLaunchKernel", "cuLaunchKernelEx"}
+)
+GRAPH_LAUNCH_CALLS = frozenset({"cudaGraphLaunch", "cuGraphLaunch"})
+SYNC_CALLS = frozenset(
+    {
+        "cudaDeviceSynchronize",
+        "cudaStreamSynchronize",
+        "cudaEventSynchronize",
+        "cuCtxSynchronize",
+        "cuStreamSynchronize",
+        "cuEventSynchronize",
+    }
+)
+# CUPTI names some entry points with a version or per-thread-stream suffix:
+# cudaLaunchKernel_v7000, cudaMemcpyAsync_ptsz, cudaLaunchKernel_ptsz_v7000, cudaMemcpy_ptds.
+_SUFFIX = re.compile(r"(?:_ptsz|_ptds|_v\d+)+$")
+
+_INT_COLUMNS = ("start_ns", "dur_ns", "device", "stream", "thread", "correlation")
+_COLUMNS = ("kind", "name", *_INT_COLUMNS)
+
+
+class EventTable:
+    """A table of launch, sync, kernel, memcpy and memset events with nanosecond times.
+
+    Args:
+        kind: one of :data:`KINDS` per event.
+        name: kernel name or runtime call name per event.
+        start_ns, dur_ns: integer nanoseconds; durations must not be negative.
+        device, stream: GPU index and stream id of GPU events (-1 for host events).
+        thread: host thread id of host events (-1 for GPU events).
+        correlation: links a launch call to the GPU work it submitted (-1 if none).
+        meta: JSON-serialisable facts about where the table came from (``source``, ``gpu``, ...).
+
+    Omitted integer columns are filled with -1. Rows are sorted by ``start_ns`` (stable, so events
+    that start together keep their given order). Columns are read-only numpy arrays.
+    """
+
+    __slots__ = ("_columns", "meta")
+
+    def __init__(
+        self,
+        kind,
+        name,
+        start_ns,
+        dur_ns,
+        device=None,
+        stream=None,
+        thread=None,
+        correlation=None,
+        meta: Mapping[str, Any] | None = None,
+    ):
+        kinds = np.asarray(kind, dtype=str).reshape(-1)
+        n = len(kinds)
+        known = np.zeros(n, dtype=bool)
+        for k in KINDS:
+            known |= kinds == k
+        if not known.all():
+            unknown = sorted(set(kinds[~known].tolist()))
+            raise TraceError(f"unknown event kind(s) {unknown}: use one of {list(KINDS)}")
+        columns: dict[str, np.ndarray] = {"kind": kinds.astype("U6")}
+        columns["name"] = np.array(name, dtype=object).reshape(-1)
+        given = {
+            "start_ns": start_ns,
+            "dur_ns": dur_ns,
+            "device": device,
+            "stream": stream,
+            "thread": thread,
+            "correlation": correlation,
+        }
+        for col, values in given.items():
+            if values is None:
+                columns[col] = np.full(n, -1, dtype=np.int64)
+                continue
+            array = np.asarray(values)
+            if array.size and array.dtype.kind not in "iu":
+                raise TraceError(
+                    f"column {col!r} must hold integers (nanoseconds or ids), got {array.dtype}: "
+                    "convert times to integer nanoseconds first"
+                )
+            columns[col] = array.astype(np.int64).reshape(-1)
+        for col in _COLUMNS:
+            if len(columns[col]) != n:
+                raise TraceError(
+                    f"column {col!r} has {len(columns[col])} values but 'kind' has {n}: "
+                    "every column needs one value per event"
+                )
+        if n and columns["dur_ns"].min() < 0:
+            raise TraceError("an event has a negative duration: durations must be >= 0 ns")
+        starts = columns["start_ns"]
+        if n > 1 and np.any(starts[1:] < starts[:-1]):
+            order = np.argsort(starts, kind="stable")
+            columns = {col: values[order] for col, values in columns.items()}
+        for values in columns.values():
+            values.flags.writeable = False
+        self._columns = columns
+        self.meta: dict[str, Any] = dict(meta or {})
+
+    # ----------------------------------------------------------------------------- columns
+
+    kind = property(lambda self: self._columns["kind"], doc="Event kind, one of KINDS.")
+    name = property(lambda self: self._columns["name"], doc="Kernel or runtime call name.")
+    start_ns = property(lambda self: self._columns["start_ns"], doc="Start, int64 ns.")
+    dur_ns = property(lambda self: self._columns["dur_ns"], doc="Duration, int64 ns.")
+    device = property(lambda self: self._columns["device"], doc="GPU index (-1 on the host).")
+    stream = property(lambda self: self._columns["stream"], doc="GPU stream (-1 on the host).")
+    thread = property(lambda self: self._columns["thread"], doc="Host thread (-1 on the GPU).")
+    correlation = property(
+        lambda self: self._columns["correlation"], doc="Launch/GPU-work link id (-1 if none)."
+    )
+
+    @property
+    def end_ns(self) -> np.ndarray:
+        """End of each event: ``start_ns + dur_ns``."""
+        return self.start_ns + self.dur_ns
+
+    @property
+    def is_gpu(self) -> np.ndarray:
+        """Boolean mask of GPU-side events (kernel, memcpy, memset)."""
+        return np.isin(self.kind, GPU_KINDS)
+
+    def __len__(self) -> int:
+        return len(self._columns["kind"])
+
+    def __repr__(self) -> str:
+        counts = ", ".join(
+            f"{k}={int(np.count_nonzero(self.kind == k))}" for k in KINDS if np.any(self.kind == k)
+        )
+        source = self.meta.get("source", "?")
+        return f"<{type(self).__name__} {len(self)} events ({counts or 'empty'}) from {source}>"
+
+    def select(self, mask) -> EventTable:
+        """The events picked by a boolean mask or an index array, as a new table of the same class (same meta)."""
+        picked = {col: values[mask] for col, values in self._columns.items()}
+        return type(self)(**picked, meta=self.meta)
+
+    def to_dict(self) -> dict[str, Any]:
+        """graphlab's versioned JSON form: ``{"schema": "graphlab.timeline/1", ...}``.
+
+        Columns are stored as lists; names are stored once in ``names`` and referred to by index
+        in ``name``, because a timeline repeats the same few kernel names many times.
+        """
+        names, name_index = np.unique(self.name.astype(str), return_inverse=True)
+        events: dict[str, list] = {
+            "kind": self.kind.tolist(),
+            "name": name_index.reshape(-1).tolist(),
+        }
+        for col in _INT_COLUMNS:
+            events[col] = self._columns[col].tolist()
+        return {"schema": SCHEMA, "meta": self.meta, "names": names.tolist(), "events": events}
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> EventTable:
+        """Rebuild a table from :meth:`to_dict`'s output; TraceError if it is not one."""
+        schema = data.get("schema") if isinstance(data, Mapping) else None
+        if isinstance(schema, str) and schema.startswith("graphlab.timeline/") and schema != SCHEMA:
+            raise TraceError(
+                f"timeline schema {schema!r} is not one this graphlab reads ({SCHEMA!r}): "
+                "upgrade graphlab (pip install -U cuda-graphlab) or re-save the timeline"
+            )
+        if schema != SCHEMA:
+            found = schema if isinstance(data, Mapping) else type(data).__name__
+            raise TraceError(
+                f"not a graphlab timeline (schema {found!r}, expected {SCHEMA!r}): "
+                "pass the output of Timeline.to_dict() or a file written by Timeline.save()"
+            )
+        try:
+            events, names = data["events"], data["names"]
+            if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
+                raise TypeError("'names' must be a list of strings")
+            if not isinstance(events, Mapping):
+                raise TypeError("'events' must be an object of columns")
+            index = np.asarray(events["name"], dtype=np.int64)
+            if len(index) and (index.min() < 0 or index.max() >= len(names)):
+                raise IndexError("a name index points outside 'names'")
+            name = np.asarray(names, dtype=object)[index] if len(index) else []
+            # The constructor refuses non-integer columns (a float time would be truncated).
+            int_columns = {col: np.asarray(events[col]) for col in _INT_COLUMNS}
+            meta = plain_json(data.get("meta"))
+            return cls(kind=events["kind"], name=name, meta=meta, **int_columns)
+        except (KeyError, TypeError, ValueError, IndexError, OverflowError) as exc:
+            if isinstance(exc, TraceError):
+                raise
+            raise TraceError(
+                f"graphlab timeline data is damaged ({type(exc).__name__}: {exc}): "
+                "re-create it with Timeline.save()"
+            ) from None
+
+
+def call_name(name: str) -> str:
+    """The CUDA API call a runtime event names, without CUPTI's version/per-thread suffix."""
+    return _SUFFIX.sub("", name, count=1)
+
+
+def plain_json(value: Any) -> Any:
+    """``value`` with Decimals (from JSON parsed with parse_float=Decimal) turned into floats."""
+    if isinstance(value, Decimal):
+        return float(value)
+    if isinstance(value, dict):
+        return {k: plain_json(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [plain_json(v) for v in value]
+    return value
