@@ -24,10 +24,10 @@ from __future__ import annotations
 import torch
 
 from graphlab.errors import CaptureError
+from graphlab.support.capture_errors import describe
 
 __all__ = [
     "COPY",
-    "CUDA_MESSAGES",
     "DYNAMIC",
     "INVALIDATED",
     "READ",
@@ -44,13 +44,6 @@ UNSUPPORTED = "cudaErrorStreamCaptureUnsupported"
 INVALIDATED = "cudaErrorStreamCaptureInvalidated"
 UNJOINED = "cudaErrorStreamCaptureUnjoined"
 
-# The runtime's own descriptions (cudaGetErrorString); torch prints them after "CUDA error: ".
-CUDA_MESSAGES = {
-    UNSUPPORTED: "operation not permitted when stream is capturing",
-    INVALIDATED: "operation failed due to a previous error during capture",
-    UNJOINED: "capturing stream has unjoined work",  # CUDA 13's text; older: "capture sequence
-    # contains a fork that was not joined to the primary stream"
-}
 
 READ = (
     "copies a value from the GPU to host memory and waits for it, but captured work has not run "
@@ -165,7 +158,7 @@ def copy_refusal(what: str) -> CaptureError:
 def capture_error(cuda_error: str, detail: str) -> CaptureError:
     """A :class:`CaptureError` worded like torch's (``CUDA error: <runtime message>``)."""
     return CaptureError(
-        f"CUDA error: {CUDA_MESSAGES[cuda_error]} ({cuda_error}). {detail} "
+        f"CUDA error: {describe(cuda_error)} ({cuda_error}). {detail} "
         "[CPU emulator; on a GPU torch raises torch.AcceleratorError with this CUDA error.]",
         cuda_error=cuda_error,
     )

@@ -19,6 +19,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from graphlab.support.capture_errors import patterns
+
 __all__ = ["CATALOGUE", "Failure"]
 
 
@@ -36,8 +38,8 @@ class Failure:
     only_if: tuple[str, ...] = ()
 
 
-_UNSUPPORTED = (r"operation not permitted when stream is capturing", r"StreamCaptureUnsupported")
-_INVALIDATED = (r"failed due to a previous error during capture", r"StreamCaptureInvalidated")
+_UNSUPPORTED = patterns("cudaErrorStreamCaptureUnsupported")
+_INVALIDATED = patterns("cudaErrorStreamCaptureInvalidated")
 # Source-code fragments that make the CPU wait for the GPU, and the emulator's words for them.
 _HOST_SYNC = (
     r"\.item\(",
@@ -142,8 +144,7 @@ CATALOGUE: tuple[Failure, ...] = (
         lesson="01_kernel_gaps",
         patterns=(
             r"must be captured on a non-default stream",
-            r"legacy stream depend on a capturing blocking stream",
-            r"StreamCaptureImplicit",
+            *patterns("cudaErrorStreamCaptureImplicit"),
         ),
     ),
     Failure(
@@ -160,11 +161,7 @@ CATALOGUE: tuple[Failure, ...] = (
             "torch.cuda.current_stream().wait_stream(side)."
         ),
         lesson="09_multi_stream",
-        patterns=(
-            r"capturing stream has unjoined work",
-            r"fork that was not joined",
-            r"StreamCaptureUnjoined",
-        ),
+        patterns=(*patterns("cudaErrorStreamCaptureUnjoined"),),
     ),
     Failure(
         key="uncaptured-dependency",
@@ -181,7 +178,7 @@ CATALOGUE: tuple[Failure, ...] = (
             "the capturing stream and join it back."
         ),
         lesson="09_multi_stream",
-        patterns=(r"dependency created on uncaptured work", r"StreamCaptureIsolation"),
+        patterns=patterns("cudaErrorStreamCaptureIsolation"),
     ),
     Failure(
         key="captured-event",
@@ -199,8 +196,7 @@ CATALOGUE: tuple[Failure, ...] = (
         ),
         lesson="06_does_it_pay",
         patterns=(
-            r"event last recorded in a capturing stream",
-            r"cudaErrorCapturedEvent",
+            *patterns("cudaErrorCapturedEvent"),
             r"CUDA error: invalid argument",
         ),
         # "invalid argument" alone says little: count it only when an event call raised it.

@@ -39,6 +39,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from graphlab.errors import CaptureError, GraphlabError, NeedsGPUError
+from graphlab.support.capture_errors import first_cuda_error
 
 from .side_stream import side_stream
 
@@ -64,21 +65,6 @@ __all__ = [
 # How many distinct sets of "fresh" inputs the end-to-end loops cycle through: each iteration
 # consumes tensors other than the graph's static buffers, as a real loop would.
 FRESH_INPUT_SETS = 4
-
-# CUDA's capture errors and the runtime's descriptions of them (cudaGetErrorString), which is
-# all that torch's error messages contain.
-_CAPTURE_ERRORS = {
-    "cudaErrorStreamCaptureUnsupported": "operation not permitted when stream is capturing",
-    "cudaErrorStreamCaptureInvalidated": "operation failed due to a previous error during capture",
-    "cudaErrorStreamCaptureIsolation": "dependency created on uncaptured work in another stream",
-    "cudaErrorStreamCaptureUnjoined": "capturing stream has unjoined work",
-    "cudaErrorStreamCaptureImplicit": (
-        "operation would make the legacy stream depend on a capturing blocking stream"
-    ),
-    "cudaErrorCapturedEvent": (
-        "operation not permitted on an event last recorded in a capturing stream"
-    ),
-}
 
 # Iteration counts at which cumulative_totals reads the clock by default.
 BREAK_EVEN_COUNTS = (1, 2, 5, 10, 20, 50, 100, 200, 500, 1000)
@@ -533,29 +519,10 @@ def _capture(
             f"fn could not be captured into a CUDA graph: {exc}. Remove host syncs (.item(), "
             "print of a GPU value, .cpu()), CPU tensors and data-dependent shapes from fn; "
             "graphlab.explain(error) says more.",
-            cuda_error=_cuda_error_name(exc),
+            cuda_error=first_cuda_error(exc),
         ) from exc
     torch.cuda.synchronize()
     return graph, out, (time.perf_counter_ns() - start) / 1e3
-
-
-def _cuda_error_name(exc: BaseException) -> str | None:
-    """The CUDA error that broke a capture, e.g. ``cudaErrorStreamCaptureUnsupported``.
-
-    torch prints only the runtime's description of an error, so it is looked up by that text.
-    A failed capture raises twice (the refused call, then "capture invalidated" when the
-    ``with`` block ends it); the earliest error in the chain is the cause, so it is named.
-    """
-    chain: list[BaseException] = []
-    while exc is not None and exc not in chain:
-        chain.append(exc)
-        exc = exc.__cause__ or exc.__context__
-    for error in reversed(chain):
-        text = str(error)
-        for name, description in _CAPTURE_ERRORS.items():
-            if name in text or description in text:
-                return name
-    return None
 
 
 def _event_time_us(step: Callable[[int], Any], iterations: int) -> float:

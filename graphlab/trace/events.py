@@ -178,7 +178,7 @@ class EventTable:
         return f"<{type(self).__name__} {len(self)} events ({counts or 'empty'}) from {source}>"
 
     def select(self, mask) -> EventTable:
-        """The events picked by a boolean mask or an index array, as a new table of the same class (same meta)."""
+        """The events picked by a boolean mask or an index array: a new table of this class."""
         picked = {col: values[mask] for col, values in self._columns.items()}
         return type(self)(**picked, meta=self.meta)
 

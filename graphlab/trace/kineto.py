@@ -1,4 +1,4 @@
-"""Read torch.profiler / Kineto Chrome-trace JSON into an :class:`~graphlab.trace.events.EventTable`.
+"""Read torch.profiler / Kineto Chrome-trace JSON into a :class:`~.events.EventTable`.
 
 What Kineto writes (PyTorch's ``prof.export_chrome_trace(path)``): a JSON object whose
 ``traceEvents`` list holds complete events (``"ph": "X"``) with ``ts`` and ``dur`` in microseconds,

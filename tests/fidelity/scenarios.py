@@ -21,51 +21,13 @@ import torch
 import torch.nn.functional as F
 
 from graphlab.failures.recovery import release_failed_captures
+from graphlab.support.capture_errors import cuda_error_of
 from graphlab.timing.side_stream import side_stream
 
 __all__ = [
-    "CUDA_ERROR_MESSAGES",
     "SCENARIOS",
-    "cuda_error_in_text",
-    "cuda_error_name",
     "run_all",
 ]
-
-# The CUDA runtime's description of each capture error (what torch prints after "CUDA error: ").
-# CUDA 13 reworded some: both wordings are listed, the one seen on the H200 first.
-CUDA_ERROR_MESSAGES = {
-    "cudaErrorStreamCaptureUnsupported": ("operation not permitted when stream is capturing",),
-    "cudaErrorStreamCaptureInvalidated": (
-        "operation failed due to a previous error during capture",
-    ),
-    "cudaErrorStreamCaptureMerge": ("operation would result in a merge of separate capture",),
-    "cudaErrorStreamCaptureUnmatched": ("capture was not initiated in this stream",),
-    "cudaErrorStreamCaptureUnjoined": (
-        "capturing stream has unjoined work",
-        "capture sequence contains a fork that was not joined",
-    ),
-    "cudaErrorStreamCaptureIsolation": ("dependency created on uncaptured work in another stream",),
-    "cudaErrorStreamCaptureImplicit": ("would make the legacy stream depend on a capturing",),
-    "cudaErrorCapturedEvent": ("operation not permitted on an event last recorded in a capturing",),
-}
-
-
-def cuda_error_name(exc: BaseException | None) -> str | None:
-    """The CUDA error an exception reports: the emulator's ``cuda_error``, or read from the text."""
-    if exc is None:
-        return None
-    named = getattr(exc, "cuda_error", None)
-    if named:
-        return named
-    return cuda_error_in_text(str(exc))
-
-
-def cuda_error_in_text(text: str) -> str | None:
-    """The CUDA error whose runtime description appears in ``text``, if any."""
-    for name, messages in CUDA_ERROR_MESSAGES.items():
-        if any(message in text for message in messages):
-            return name
-    return None
 
 
 def _error(exc: BaseException) -> dict:
@@ -73,8 +35,8 @@ def _error(exc: BaseException) -> dict:
     return {
         "raised": True,
         "is_runtime_error": isinstance(exc, RuntimeError),
-        "cuda_error": cuda_error_name(exc),
-        "first_cuda_error": cuda_error_name(first),
+        "cuda_error": cuda_error_of(exc),
+        "first_cuda_error": cuda_error_of(first),
         "info_class": type(exc).__name__,
         "info_message": str(exc).splitlines()[0][:300] if str(exc) else "",
     }
