@@ -17,6 +17,7 @@ from __future__ import annotations
 import torch
 
 from graphlab.errors import GraphlabError
+from graphlab.support import torch_internals
 
 from .differences import DIFFERENCES, EmulatorDifferenceWarning
 from .graphed_callables import make_graphed_callables
@@ -32,6 +33,9 @@ from .streams import (
     stream,
     synchronize,
 )
+
+# Fail at import, with the torch versions that work, rather than deep inside a lesson.
+torch_internals.check()
 
 __all__ = [
     "DIFFERENCES",

@@ -18,8 +18,8 @@ from __future__ import annotations
 
 import torch
 from torch.overrides import TorchFunctionMode
-from torch.utils._python_dispatch import TorchDispatchMode
-from torch.utils._pytree import tree_leaves
+
+from graphlab.support.torch_internals import TorchDispatchMode, tree_leaves
 
 from . import state
 from .differences import warn_once

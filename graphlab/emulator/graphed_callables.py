@@ -10,9 +10,9 @@ captured outputs, inside one autograd node whose backward replays the backward g
 from __future__ import annotations
 
 import torch
-from torch.utils._pytree import arg_tree_leaves, tree_flatten, tree_unflatten
 
 from graphlab.errors import CaptureError
+from graphlab.support.torch_internals import arg_tree_leaves, tree_flatten, tree_unflatten
 
 from .graphs import CUDAGraph, graph
 from .pools import graph_pool_handle

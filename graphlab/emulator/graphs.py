@@ -11,6 +11,7 @@ from __future__ import annotations
 import torch
 
 from graphlab.errors import CaptureError
+from graphlab.support.torch_internals import set_versions, version
 
 from . import state, streams
 from .capture import Capture
@@ -102,11 +103,11 @@ class CUDAGraph:
             )
         # A GPU replay writes memory behind autograd's back: it builds no autograd history and
         # leaves the tensors' version counters alone, so neither does this one.
-        versions = [t._version for t in self._written]
+        versions = [version(t) for t in self._written]
         with torch.inference_mode():  # also lets it write tensors captured in inference mode
             for op, args, kwargs in self._steps:
                 op(*args, **kwargs)
-        torch._C._autograd._unsafe_set_version_counter(self._written, versions)
+        set_versions(self._written, versions)
 
     def reset(self) -> None:
         """Drop the recording and release this graph's hold on its pool's tensors."""

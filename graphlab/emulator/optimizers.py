@@ -12,14 +12,15 @@ from __future__ import annotations
 import importlib
 import sys
 
-__all__ = ["allow_capturable_optimizers"]
+from graphlab.support.torch_internals import capturable_devices_hook
 
-_CHECK = "_get_capturable_supported_devices"
+__all__ = ["allow_capturable_optimizers"]
 
 
 def allow_capturable_optimizers() -> None:
     """Make every torch optimizer module accept ``"cpu"`` as a capturable device (idempotent)."""
-    original = getattr(importlib.import_module("torch.optim.optimizer"), _CHECK)
+    module_name, check = capturable_devices_hook()
+    original = getattr(importlib.import_module(module_name), check)
     if getattr(original, "graphlab_cpu", False):
         return
 
@@ -29,5 +30,5 @@ def allow_capturable_optimizers() -> None:
     with_cpu.graphlab_cpu = True
     # Each optimizer module imported the function by name, so each binding is replaced.
     for name, module in list(sys.modules.items()):
-        if name.startswith("torch.optim") and getattr(module, _CHECK, None) is original:
-            setattr(module, _CHECK, with_cpu)
+        if name.startswith("torch.optim") and getattr(module, check, None) is original:
+            setattr(module, check, with_cpu)

@@ -19,7 +19,14 @@ from dataclasses import dataclass
 from functools import cache
 
 import torch
-from torch.utils._pytree import tree_leaves, tree_map_only
+
+from graphlab.support.torch_internals import (
+    op_schema,
+    overload_name,
+    public_function,
+    tree_leaves,
+    tree_map_only,
+)
 
 __all__ = ["Plan", "plan_step"]
 
@@ -68,7 +75,7 @@ class Plan:
         return _copy_into, (self.func, args, kwargs, out), {}
 
     def _out_callables(self) -> list:
-        public = getattr(torch._C._VariableFunctions, self.func.overloadpacket.__name__, None)
+        public = public_function(self.func.overloadpacket.__name__)
         return (
             [public, self.out_op]
             if public is not None and self.out_names == ("out",)
@@ -79,7 +86,7 @@ class Plan:
 @cache
 def plan_step(func) -> Plan:
     """The :class:`Plan` for aten op overload ``func``."""
-    schema = func._schema
+    schema = op_schema(func)
     written = tuple(
         (i, a.name)
         for i, a in enumerate(schema.arguments)
@@ -97,18 +104,18 @@ def plan_step(func) -> Plan:
 def _out_overload(func):
     """The ``out=`` overload taking the same arguments as ``func`` (e.g. add.Tensor -> add.out)."""
     packet = func.overloadpacket
-    name = func._overloadname
-    wanted = [a.name for a in func._schema.arguments]
+    name = overload_name(func)
+    wanted = [a.name for a in op_schema(func).arguments]
     if "reduction" in wanted:
         return None, ()
     for candidate in ("out",) if name == "default" else (f"{name}_out", "out"):
         if candidate not in packet.overloads():
             continue
         op = getattr(packet, candidate)
-        args = op._schema.arguments
+        args = op_schema(op).arguments
         outs = tuple(a.name for a in args if a.is_out)
         if [a.name for a in args if not a.is_out] == wanted and len(outs) == len(
-            func._schema.returns
+            op_schema(func).returns
         ):
             return op, outs
     return None, ()

@@ -28,6 +28,8 @@ from typing import Any
 
 import torch
 
+from graphlab.support.torch_internals import end_allocate_to_pool, release_pool
+
 __all__ = ["current_stream", "recover", "release_failed_captures"]
 
 
@@ -98,9 +100,8 @@ def _release_failed_pools() -> int:
     Ending the routing and dropping the reference the capture took lets ``empty_cache`` return
     the pool's segments to the GPU. On torch versions without these hooks nothing is freed.
     """
-    end_routing = getattr(torch._C, "_cuda_endAllocateToPool", None)
-    release_pool = getattr(torch._C, "_cuda_releasePool", None)
-    if end_routing is None or release_pool is None:
+    end_routing, release = end_allocate_to_pool(), release_pool()
+    if end_routing is None or release is None:
         return 0
     # Only pools holding segments can hold memory. Graph pools' ids are (n, 0): (0, 0) is the
     # ordinary memory and (0, n) a torch.cuda.MemPool, whose routing is on for as long as a
@@ -116,7 +117,7 @@ def _release_failed_pools() -> int:
             end_routing(device, pool)
         except RuntimeError:
             continue  # "not currently recording to mempool_id": a live graph's pool, keep it
-        release_pool(device, pool)
+        release(device, pool)
         released += 1
     return released
 

@@ -22,6 +22,7 @@ import torch.nn.functional as F
 
 from graphlab.failures.recovery import release_failed_captures
 from graphlab.support.capture_errors import cuda_error_of
+from graphlab.support.torch_internals import clear_cublas_workspaces
 from graphlab.timing.side_stream import side_stream
 
 __all__ = [
@@ -562,7 +563,7 @@ def _release_cublas_workspaces(cuda) -> None:
     Only safe when no live graph replays with one of them, as at the end of a scenario: a graph
     reuses the workspace of the stream it was captured on.
     """
-    clear = getattr(torch._C, "_cuda_clearCublasWorkspaces", None)
+    clear = clear_cublas_workspaces()
     if cuda is torch.cuda and clear is not None:
         gc.collect()
         clear()

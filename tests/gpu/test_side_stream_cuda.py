@@ -13,6 +13,7 @@ import gc
 import pytest
 import torch
 
+from graphlab.support.torch_internals import clear_cublas_workspaces
 from graphlab.timing.compare import capture
 from graphlab.timing.side_stream import side_stream
 
@@ -37,7 +38,7 @@ def test_repeated_captures_of_a_matmul_hold_allocated_memory_flat():
     # Start with no workspace kept, as in a fresh process: otherwise streams earlier tests used
     # would already have theirs, and a capture on one of them would add nothing either way.
     gc.collect()
-    torch._C._cuda_clearCublasWorkspaces()
+    clear_cublas_workspaces()()
     a = torch.arange(256 * 256, dtype=torch.float32, device="cuda").reshape(256, 256) / 65536
     b = a.t().contiguous()
 

@@ -1,0 +1,146 @@
+"""Every private PyTorch API graphlab uses, in one place, checked when graphlab first needs it.
+
+The CPU emulator and the recovery after a failed capture reach into PyTorch below its public API:
+dispatch modes, pytrees, op schemas, version counters, the caching allocator's pool hooks. Private
+APIs change between releases without notice, so no other module touches them: each is used only
+through a function here, which adapts to the versions graphlab is tested on, and :func:`check`
+names what is missing with the versions that work instead of failing later with an AttributeError
+deep inside a lesson.
+
+Tested on torch 2.5 and 2.13 (CPU) and torch 2.11 (NVIDIA H200, CUDA 13).
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import torch
+
+from graphlab.errors import GraphlabError
+
+__all__ = [
+    "TESTED",
+    "TorchDispatchMode",
+    "TorchInternalsError",
+    "arg_tree_leaves",
+    "capturable_devices_hook",
+    "check",
+    "clear_cublas_workspaces",
+    "end_allocate_to_pool",
+    "op_schema",
+    "overload_name",
+    "public_function",
+    "release_pool",
+    "set_versions",
+    "tree_flatten",
+    "tree_leaves",
+    "tree_map_only",
+    "tree_unflatten",
+    "version",
+]
+
+#: The torch releases graphlab's test suite runs on.
+TESTED = "torch 2.5 and 2.13 on the CPU, torch 2.11 on a GPU"
+
+
+class TorchInternalsError(GraphlabError):
+    """This torch lacks a private API graphlab needs."""
+
+
+def _missing(what: str) -> TorchInternalsError:
+    return TorchInternalsError(
+        f"this torch ({torch.__version__}) has no {what}, which graphlab's emulator needs; "
+        f"graphlab is tested with {TESTED}: install one of those (pip install 'torch>=2.5')"
+    )
+
+
+try:
+    from torch.utils._python_dispatch import TorchDispatchMode
+    from torch.utils._pytree import (
+        arg_tree_leaves,
+        tree_flatten,
+        tree_leaves,
+        tree_map_only,
+        tree_unflatten,
+    )
+except ImportError as exc:  # pragma: no cover - only on untested torch releases
+    raise _missing(f"torch.utils._python_dispatch / torch.utils._pytree ({exc})") from None
+
+# The optimizers' list of devices whose ``capturable=True`` path they allow (torch >= 2.1).
+_CAPTURABLE_MODULE = "torch.optim.optimizer"
+_CAPTURABLE_CHECK = "_get_capturable_supported_devices"
+
+
+def check() -> None:
+    """Raise :class:`TorchInternalsError` naming the first private API this torch lacks."""
+    required = {
+        "torch._C._VariableFunctions": lambda: torch._C._VariableFunctions,
+        "torch._C._autograd._unsafe_set_version_counter": (
+            lambda: torch._C._autograd._unsafe_set_version_counter
+        ),
+        "OpOverload._schema": lambda: torch.ops.aten.add.Tensor._schema,
+        "OpOverload._overloadname": lambda: torch.ops.aten.add.Tensor._overloadname,
+        f"{_CAPTURABLE_MODULE}.{_CAPTURABLE_CHECK}": lambda: getattr(
+            importlib.import_module(_CAPTURABLE_MODULE), _CAPTURABLE_CHECK
+        ),
+    }
+    for name, get in required.items():
+        try:
+            get()
+        except AttributeError:
+            raise _missing(name) from None
+
+
+def public_function(name: str) -> Callable[..., Any] | None:
+    """``torch.<name>`` as the C function itself (``torch.add``), or None if there is none."""
+    return getattr(torch._C._VariableFunctions, name, None)
+
+
+def op_schema(op: Any) -> Any:
+    """The schema (arguments, returns, aliasing) of an aten operator overload."""
+    return op._schema
+
+
+def overload_name(op: Any) -> str:
+    """An aten overload's own name: ``"Tensor"`` for ``aten.add.Tensor``."""
+    return op._overloadname
+
+
+def version(tensor: torch.Tensor) -> int:
+    """How many times autograd has seen ``tensor`` written in place."""
+    return tensor._version
+
+
+def set_versions(tensors: Sequence[torch.Tensor], versions: Sequence[int]) -> None:
+    """Put back the version counters of ``tensors`` (written behind autograd's back).
+
+    torch 2.6 changed this hook to take sequences; torch 2.5 takes one tensor at a time.
+    """
+    setter = torch._C._autograd._unsafe_set_version_counter
+    try:
+        setter(tuple(tensors), tuple(versions))
+    except TypeError:
+        for tensor, v in zip(tensors, versions, strict=True):
+            setter(tensor, v)
+
+
+def capturable_devices_hook() -> tuple[str, str]:
+    """Where the optimizers' capturable-device check lives: (module name, function name)."""
+    return _CAPTURABLE_MODULE, _CAPTURABLE_CHECK
+
+
+def end_allocate_to_pool() -> Callable[[int, tuple], None] | None:
+    """The allocator's "stop routing into this graph pool" hook, or None on this build."""
+    return getattr(torch._C, "_cuda_endAllocateToPool", None)
+
+
+def release_pool() -> Callable[[int, tuple], None] | None:
+    """The allocator's "drop a reference to this graph pool" hook, or None on this build."""
+    return getattr(torch._C, "_cuda_releasePool", None)
+
+
+def clear_cublas_workspaces() -> Callable[[], None] | None:
+    """The hook that frees the cuBLAS workspaces kept per stream, or None on this build."""
+    return getattr(torch._C, "_cuda_clearCublasWorkspaces", None)
