@@ -584,7 +584,7 @@ def test_each_difference_is_announced_once(monkeypatch):
 
 
 def test_graphlab_reuses_one_side_stream():
-    """graphlab's helpers warm up on one shared stream (see graphlab/side_stream.py)."""
+    """graphlab's helpers warm up on one shared stream (see graphlab/timing/side_stream.py)."""
     first = side_stream(cuda)
     assert side_stream(cuda) is first
     assert first != cuda.default_stream()

@@ -1,4 +1,4 @@
-"""The course notebooks' structure: the lessons DESIGN.md lists, each with its question, an
+"""The course notebooks' structure: the lessons the course lists, each with its question, an
 exercise in the exercise2 convention whose checker exists, a summary, and links derived from the
 one repository URL in pyproject.toml."""
 
@@ -42,7 +42,7 @@ def lesson(request):
     return request.param, load(request.param)
 
 
-def test_every_lesson_of_the_design_exists():
+def test_every_lesson_of_the_course_exists():
     missing = [name for name in LESSONS if not (NOTEBOOKS / name).exists()]
     assert missing == []
 

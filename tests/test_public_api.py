@@ -1,4 +1,4 @@
-"""The names DESIGN.md promises users, reached the way users reach them."""
+"""The names graphlab promises users (README, "In Python"), reached the way users reach them."""
 
 from __future__ import annotations
 

@@ -1,15 +1,32 @@
 #!/usr/bin/env bash
-# The lead's one-call GPU run (device tool, NVIDIA H200, no network): records what the course bundles
-# and runs the GPU tests. Usage on the GPU machine, from the repository root, after installing the
-# carried wheels (see ../shared/gpu/wheels.sh):  bash tools/gpu_run.sh STEP...
-# Steps: traces recordings fidelity cudatests notebooks (NOTEBOOKS=paths for some) nbval nbval16
-# memory memoryfid memory16 failedcapture; the ...16 steps cap GPU memory at 16 GB, as on a
-# smaller card.
-# Everything lands in $OUT/results.tgz plus one log per step, so a failing step never hides the
-# others' results.
+# Run graphlab's GPU work on this machine: record what the course bundles, run the GPU tests and
+# re-execute the notebooks, so that recordings and stored outputs come from a real GPU.
+#
+# Usage, from the repository root of a checkout on a machine with an NVIDIA GPU, with graphlab
+# and its test extras importable (pip install -e ".[dev]"):
+#
+#   tools/gpu_run.sh [--out DIR] STEP...
+#
+# Steps:
+#   traces          small real traces for the tests (tests/traces/)
+#   recordings      graphlab record: the timing experiments the course shows on CPU machines
+#   fidelity        the emulator's reference outcomes (tests/fidelity/h200_outcomes.json)
+#   cudatests       the tests marked `cuda`
+#   notebooks       re-execute the lessons in place (NOTEBOOKS="a.ipynb b.ipynb" for some)
+#   nbval           nbval over every lesson against its stored outputs
+#   nbval16         nbval with every kernel capped at 16 GB, as on a smaller card
+#   memory, memoryfid, memory16, failedcapture   the memory benchmarks (JSON results)
+#
+# Each step has a time limit (STEP_TIMEOUT seconds, 300 by default) and its own log; everything a
+# step produced is packed into DIR/results.tgz (DIR defaults to gpu-results/), so one failing step
+# never hides the results of the others. Copy what you want to keep into the repository by hand:
+# recordings into graphlab/timing/recorded/, outcomes into tests/fidelity/.
 set -u
+out=gpu-results
+if [ "${1:-}" = "--out" ]; then out=$2; shift 2; fi
+mkdir -p "$out"
 stage=$(mktemp -d)
-export PYTHONUNBUFFERED=1 PYTHONPATH="/tmp/site:$PWD" PATH="/tmp/site/bin:$PATH"
+export PYTHONUNBUFFERED=1
 run_step() {  # name, command...
   local name=$1; shift
   echo "=== $name: $*"
@@ -19,35 +36,34 @@ run_step() {  # name, command...
   echo "=== $name: rc=$rc in $((SECONDS - t0)) s"
   tail -n 25 "$stage/$name.log"
 }
+card16() {  # an IPython start-up file that caps each kernel at 16 GB of this GPU
+  mkdir -p "$stage/ipython16/profile_default/startup"
+  printf '%s\n' 'import torch' 'share = 16e9 / torch.cuda.mem_get_info()[1]' \
+    'torch.cuda.set_per_process_memory_fraction(share)' \
+    >"$stage/ipython16/profile_default/startup/00-card16.py"
+  echo "$stage/ipython16"
+}
 for step in "$@"; do
   case $step in
     traces) run_step traces python3 tests/traces/make_traces.py "$stage/traces" ;;
     recordings) run_step recordings python3 -m graphlab record --out "$stage/recordings" ;;
     fidelity) run_step fidelity python3 tests/fidelity/record_outcomes.py "$stage/h200_outcomes.json" ;;
-    cudatests) run_step cudatests python3 -m pytest -m cuda -p no:cacheprovider -q -rs --continue-on-collection-errors tests ;;
+    cudatests) run_step cudatests python3 -m pytest -m cuda -p no:cacheprovider -q -rs tests ;;
     notebooks) run_step notebooks python3 tools/execute_notebooks.py ${NOTEBOOKS:-}
       mkdir -p "$stage/notebooks" && cp notebooks/*.ipynb "$stage/notebooks/" ;;
-    nbval) run_step nbval python3 -m pytest -p no:cacheprovider -q --nbval-lax notebooks ;;
-    nbval16)  # every notebook in a kernel that may use only 16 GB, as on a 16 GB card
-      mkdir -p /tmp/ipython16/profile_default/startup
-      printf '%s\n' 'import torch' 'share = 16e9 / torch.cuda.mem_get_info()[1]' \
-        'torch.cuda.set_per_process_memory_fraction(share)' \
-        'open("/tmp/ipython16/capped", "a").write(f"kernel capped at {share:.3f} of the GPU\n")' \
-        >/tmp/ipython16/profile_default/startup/00-card16.py
-      IPYTHONDIR=/tmp/ipython16 run_step nbval16 python3 -m pytest -p no:cacheprovider -q \
-        --nbval-lax notebooks
-      sort /tmp/ipython16/capped | uniq -c ;;
-    memory16) run_step memory16 python3 benchmarks/memory_rounds.py --full --rounds 3 \
-      --card-gb 16 --json "$stage/memory_rounds_16gb.json" ;;
+    nbval) run_step nbval python3 -m pytest -p no:cacheprovider -q notebooks ;;
+    nbval16) IPYTHONDIR=$(card16) run_step nbval16 python3 -m pytest -p no:cacheprovider -q notebooks ;;
     memory) run_step memory python3 benchmarks/memory_rounds.py --json "$stage/memory_rounds.json" ;;
     memoryfid) run_step memoryfid python3 benchmarks/memory_rounds.py --only fidelity \
       --json "$stage/memory_rounds_fidelity.json" ;;
+    memory16) run_step memory16 python3 benchmarks/memory_rounds.py --full --rounds 3 \
+      --card-gb 16 --json "$stage/memory_rounds_16gb.json" ;;
     failedcapture) run_step failedcapture python3 benchmarks/failed_capture_memory.py \
       --json "$stage/failed_capture_memory.json" ;;
-    *) echo "unknown step $step" ;;
+    *) echo "unknown step $step (see the list at the top of $0)" ;;
   esac
 done
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv >"$stage/gpu.txt" 2>&1
-tar czf "$OUT/results.tgz" -C "$stage" .
-cp "$stage"/*.log "$OUT/" 2>/dev/null
-ls -la "$OUT"
+tar czf "$out/results.tgz" -C "$stage" --exclude ipython16 .
+cp "$stage"/*.log "$out/" 2>/dev/null
+ls -la "$out"

@@ -4,7 +4,7 @@
 iterations has the capture paid for itself?" :func:`cumulative_totals` measures that last question
 directly: the total time of N eager iterations against capture plus N replays.
 
-The method is the one lesson 06 teaches (and the seed Q&A's question 10 asks for):
+The method is the one lesson 06 teaches:
 
 - **Warm up before capture, on a side stream.** ``torch.cuda.graph`` documents this requirement:
   lazy initialisation (cuBLAS handles and workspaces, allocator blocks, autotuning) must happen
