@@ -116,14 +116,16 @@ def version(tensor: torch.Tensor) -> int:
 def set_versions(tensors: Sequence[torch.Tensor], versions: Sequence[int]) -> None:
     """Put back the version counters of ``tensors`` (written behind autograd's back).
 
-    torch 2.6 changed this hook to take sequences; torch 2.5 takes one tensor at a time.
+    torch 2.6 changed this hook to take sequences; torch 2.5 takes one tensor at a time. The
+    signature is read from the binding's docstring rather than tried: a failed call's message
+    prints the tensors, which a capture in progress would refuse.
     """
     setter = torch._C._autograd._unsafe_set_version_counter
-    try:
-        setter(tuple(tensors), tuple(versions))
-    except TypeError:
+    if "(arg0: torch.Tensor," in (setter.__doc__ or ""):
         for tensor, v in zip(tensors, versions, strict=True):
             setter(tensor, v)
+    else:
+        setter(tuple(tensors), tuple(versions))
 
 
 def capturable_devices_hook() -> tuple[str, str]:
