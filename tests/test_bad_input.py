@@ -26,6 +26,7 @@ from graphlab.errors import GraphlabError
 from graphlab.simulator import chain, eager, graph, simulate
 from graphlab.simulator.params import SimParams
 from graphlab.timing.recordings import recording
+from graphlab.timing.results import Comparison
 from graphlab.trace.events import KINDS
 from graphlab.trace.timeline import Timeline
 
@@ -325,19 +326,19 @@ def fixture_recording() -> dict:
             "command": "none: hand-written test fixture",
         },
         "experiment": {"kind": "chain", "kernels": 8, "numel": 4096},
-        "timings": {
-            "capture_us": 1.0,
-            "first_replay_us": 1.0,
-            "eager_us": 1.0,
-            "replay_us": 1.0,
-            "eager_end_to_end_us": 1.0,
-            "replay_end_to_end_us": 1.0,
-            "eager_spread_us": [1.0, 1.0],
-            "replay_spread_us": [1.0, 1.0],
-            "repeats": 1,
-            "iterations": 1,
-            "break_even": None,
-        },
+        "timings": Comparison(
+            capture_us=1.0,
+            first_replay_us=1.0,
+            eager_us=1.0,
+            replay_us=1.0,
+            eager_end_to_end_us=1.0,
+            replay_end_to_end_us=1.0,
+            eager_spread_us=(1.0, 1.0),
+            replay_spread_us=(1.0, 1.0),
+            repeats=1,
+            iterations=1,
+            break_even=None,
+        ).to_dict(),
         "timelines": {"eager": small, "graph": small},
     }
 

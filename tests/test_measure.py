@@ -16,14 +16,13 @@ import torch
 from graphlab.errors import CaptureError, GraphlabError, NeedsGPUError
 from graphlab.timing import workloads
 from graphlab.timing.compare import (
-    Comparison,
-    CumulativeTotals,
     break_even,
     capture,
     compare,
     cumulative_totals,
     spread,
 )
+from graphlab.timing.results import Comparison, CumulativeTotals
 
 HAS_GPU = torch.cuda.is_available()
 no_gpu_only = pytest.mark.skipif(HAS_GPU, reason="checks the message shown without a GPU")

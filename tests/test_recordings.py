@@ -22,6 +22,7 @@ from graphlab.cli import recordings as recordings_command
 from graphlab.errors import GraphlabError, NeedsGPUError, RecordingError
 from graphlab.timing.experiments import experiments, record, select, write_recording
 from graphlab.timing.recordings import RECORDINGS_DIR, SCHEMA, Recording, list_recordings, recording
+from graphlab.timing.results import Comparison
 from graphlab.trace.timeline import Timeline
 
 FIXTURE_GPU = "NVIDIA H200 (test fixture)"
@@ -67,19 +68,19 @@ def fixture_recording(name: str = "chain_2_k8", **changes) -> dict:
             "command": "tests/test_recordings.py fixture",
         },
         "experiment": {"kind": "chain", "kernels": 2, "numel": 8},
-        "timings": {
-            "capture_us": 100.0,
-            "first_replay_us": 20.0,
-            "eager_us": 12.0,
-            "replay_us": 3.0,
-            "eager_end_to_end_us": 14.0,
-            "replay_end_to_end_us": 4.0,
-            "eager_spread_us": [11.0, 13.0],
-            "replay_spread_us": [2.5, 3.5],
-            "repeats": 5,
-            "iterations": 10,
-            "break_even": 10.0,
-        },
+        "timings": Comparison(
+            capture_us=100.0,
+            first_replay_us=20.0,
+            eager_us=12.0,
+            replay_us=3.0,
+            eager_end_to_end_us=14.0,
+            replay_end_to_end_us=4.0,
+            eager_spread_us=(11.0, 13.0),
+            replay_spread_us=(2.5, 3.5),
+            repeats=5,
+            iterations=10,
+            break_even=10.0,
+        ).to_dict(),
         "timelines": {mode: fixture_timeline(mode).to_dict() for mode in ("eager", "graph")},
     }
     data.update(changes)

@@ -26,6 +26,7 @@ from graphlab.simulator.calibration import (
     timed_loop_us,
 )
 from graphlab.timing.recordings import list_recordings, recording
+from graphlab.timing.results import Comparison
 
 TRUE = SimParams(
     host_us=6.0,
@@ -68,19 +69,19 @@ def fixture_recording(folder, kernels: int, kernel_us: float, params: SimParams 
             "command": "tests/test_simulator_calibration.py",
         },
         "experiment": {"kind": "chain", "kernels": kernels, "numel": 4096, "iterations": r},
-        "timings": {
-            "capture_us": params.capture_us(kernels),
-            "first_replay_us": 0.0,
-            "eager_us": eager_us,
-            "replay_us": replay_us,
-            "eager_end_to_end_us": eager_us,
-            "replay_end_to_end_us": end_to_end_us,
-            "eager_spread_us": [eager_us, eager_us],
-            "replay_spread_us": [replay_us, replay_us],
-            "repeats": 1,
-            "iterations": r,
-            "break_even": None,
-        },
+        "timings": Comparison(
+            capture_us=params.capture_us(kernels),
+            first_replay_us=0.0,
+            eager_us=eager_us,
+            replay_us=replay_us,
+            eager_end_to_end_us=eager_us,
+            replay_end_to_end_us=end_to_end_us,
+            eager_spread_us=(eager_us, eager_us),
+            replay_spread_us=(replay_us, replay_us),
+            repeats=1,
+            iterations=r,
+            break_even=None,
+        ).to_dict(),
         "timelines": {mode: t.to_dict() for mode, t in timelines.items()},
     }
     (folder / f"{name}.json").write_text(json.dumps(data))

@@ -32,8 +32,8 @@ pointing at the recordings made on a real GPU (``graphlab recordings``, ``graphl
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -41,6 +41,7 @@ import numpy as np
 from graphlab.errors import CaptureError, GraphlabError, NeedsGPUError
 from graphlab.support.capture_errors import first_cuda_error
 
+from .results import Comparison, CumulativeTotals
 from .side_stream import side_stream
 
 if TYPE_CHECKING:
@@ -51,8 +52,6 @@ if TYPE_CHECKING:
 __all__ = [
     "BREAK_EVEN_COUNTS",
     "Captured",
-    "Comparison",
-    "CumulativeTotals",
     "break_even",
     "capture",
     "compare",
@@ -97,139 +96,6 @@ def spread(samples: Sequence[float]) -> tuple[float, float, float]:
     """(median, 10th percentile, 90th percentile) of ``samples``, by linear interpolation."""
     p10, p50, p90 = np.percentile(np.asarray(samples, dtype=float), [10, 50, 90])
     return float(p50), float(p10), float(p90)
-
-
-@dataclass(frozen=True)
-class Comparison:
-    """What :func:`compare` measured; every time is in microseconds.
-
-    ``eager_us`` and ``replay_us`` are per iteration (median over repeats, GPU time between CUDA
-    events); the ``*_spread_us`` pairs are their [10th, 90th] percentiles. The end-to-end figures
-    are per iteration on the host clock, including input copies and output clones for the replay.
-    ``break_even`` is N* = capture / (eager end to end − replay end to end), None when replay is
-    not faster. ``timelines`` holds profiled ``Timeline`` s ("eager", "graph") when asked for.
-    """
-
-    capture_us: float
-    first_replay_us: float
-    eager_us: float
-    replay_us: float
-    eager_end_to_end_us: float
-    replay_end_to_end_us: float
-    eager_spread_us: tuple[float, float]
-    replay_spread_us: tuple[float, float]
-    repeats: int
-    iterations: int
-    break_even: float | None
-    timelines: Mapping[str, Timeline] | None = field(default=None, compare=False, repr=False)
-
-    def to_dict(self) -> dict[str, Any]:
-        """The JSON form stored as a recording's ``"timings"`` (timelines are stored apart)."""
-        return {
-            "capture_us": self.capture_us,
-            "first_replay_us": self.first_replay_us,
-            "eager_us": self.eager_us,
-            "replay_us": self.replay_us,
-            "eager_end_to_end_us": self.eager_end_to_end_us,
-            "replay_end_to_end_us": self.replay_end_to_end_us,
-            "eager_spread_us": list(self.eager_spread_us),
-            "replay_spread_us": list(self.replay_spread_us),
-            "repeats": self.repeats,
-            "iterations": self.iterations,
-            "break_even": self.break_even,
-        }
-
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> Comparison:
-        """Rebuild from :meth:`to_dict`'s output (for example a recording's ``timings``)."""
-        return cls(
-            capture_us=float(data["capture_us"]),
-            first_replay_us=float(data["first_replay_us"]),
-            eager_us=float(data["eager_us"]),
-            replay_us=float(data["replay_us"]),
-            eager_end_to_end_us=float(data["eager_end_to_end_us"]),
-            replay_end_to_end_us=float(data["replay_end_to_end_us"]),
-            eager_spread_us=_pair(data["eager_spread_us"]),
-            replay_spread_us=_pair(data["replay_spread_us"]),
-            repeats=int(data["repeats"]),
-            iterations=int(data["iterations"]),
-            break_even=None if data["break_even"] is None else float(data["break_even"]),
-        )
-
-    def __str__(self) -> str:
-        def row(label: str, us: float, note: str = "") -> str:
-            return f"  {label:<20}{us:>12,.1f} µs{note}"
-
-        def bracket(pair: tuple[float, float]) -> str:
-            return f"  [{pair[0]:,.1f}, {pair[1]:,.1f}]"
-
-        if self.break_even is None:
-            verdict = "  break-even          never: replay is not faster end to end"
-        else:
-            verdict = (
-                f"  break-even          N* = {self.break_even:,.1f} iterations "
-                "(capture / saving per iteration, end to end)"
-            )
-        return "\n".join(
-            [
-                f"eager vs CUDA graph replay, per iteration: median of {self.repeats} repeats "
-                f"x {self.iterations} iterations [p10, p90]",
-                row("eager", self.eager_us, bracket(self.eager_spread_us)),
-                row("replay", self.replay_us, bracket(self.replay_spread_us)),
-                row("end to end, eager", self.eager_end_to_end_us, "  (fresh inputs)"),
-                row(
-                    "end to end, replay",
-                    self.replay_end_to_end_us,
-                    "  (inputs copied in, outputs cloned)",
-                ),
-                row("capture", self.capture_us, "  (once)"),
-                row("first replay", self.first_replay_us, "  (once)"),
-                verdict,
-            ]
-        )
-
-
-@dataclass(frozen=True)
-class CumulativeTotals:
-    """Measured totals, in µs, of N eager iterations and of capture + N replays.
-
-    ``eager_us[i]`` and ``graph_us[i]`` belong to ``counts[i]``; each is the median over
-    ``repeats`` runs. The graph total includes the capture and, per replay, copying fresh inputs
-    in and cloning the outputs.
-    """
-
-    counts: tuple[int, ...]
-    eager_us: tuple[float, ...]
-    graph_us: tuple[float, ...]
-    repeats: int
-
-    @property
-    def crossing(self) -> int | None:
-        """The smallest measured N at which the graph's total is no longer than eager's, or None."""
-        for n, eager, graph in zip(self.counts, self.eager_us, self.graph_us, strict=True):
-            if graph <= eager:
-                return n
-        return None
-
-    def to_dict(self) -> dict[str, Any]:
-        """The JSON form stored as a break-even recording's ``timings["cumulative"]``."""
-        return {
-            "counts": list(self.counts),
-            "eager_total_us": list(self.eager_us),
-            "graph_total_us": list(self.graph_us),
-            "repeats": self.repeats,
-            "crossing": self.crossing,
-        }
-
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> CumulativeTotals:
-        """Rebuild from :meth:`to_dict`'s output (``crossing`` is recomputed, not read)."""
-        return cls(
-            counts=tuple(int(n) for n in data["counts"]),
-            eager_us=tuple(float(v) for v in data["eager_total_us"]),
-            graph_us=tuple(float(v) for v in data["graph_total_us"]),
-            repeats=int(data["repeats"]),
-        )
 
 
 @dataclass(frozen=True, eq=False)  # compared by identity: it holds tensors and a graph
@@ -435,11 +301,6 @@ def cumulative_totals(
 
 
 # --------------------------------------------------------------------------------- internals
-
-
-def _pair(values: Sequence[float]) -> tuple[float, float]:
-    low, high = values
-    return float(low), float(high)
 
 
 def _check_count(what: str, value: int) -> None:

@@ -14,12 +14,12 @@ Experiments
     and 16 Mi float32 elements. The smallest tensors make every kernel launch-bound (about a
     microsecond of GPU work per launch); 16 Mi floats (64 MiB read and 64 MiB written per kernel)
     keep the GPU busy for longer than a launch takes, so there the graph has little to save.
-    ``timings`` is :meth:`graphlab.timing.compare.Comparison.to_dict`. ``experiment`` holds the
+    ``timings`` is :meth:`graphlab.timing.results.Comparison.to_dict`. ``experiment`` holds the
     workload description plus ``warmup``, ``repeats``, ``iterations`` and ``profile_iterations``.
 
 ``break_even_<workload>`` (``experiment.kind == "break_even"``)
     A few workloads of different kernel counts and sizes (chains, and a small MLP). ``timings``
-    holds the :class:`~graphlab.timing.compare.Comparison` (capture C, end-to-end t_e and t_r, and
+    holds the :class:`~graphlab.timing.results.Comparison` (capture C, end-to-end t_e and t_r, and
     the model's N* = C / (t_e − t_r) as ``break_even``) plus ``timings["cumulative"]``, the measured
     totals from :func:`graphlab.timing.compare.cumulative_totals`: ``counts`` (N),
     ``eager_total_us``

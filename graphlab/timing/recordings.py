@@ -9,12 +9,13 @@ File format (``<name>.json``, schema ``graphlab.recording/1``)::
     {"schema": "graphlab.recording/1", "name": "chain_1000_k4096",
      "meta": {"gpu", "driver", "torch", "cuda", "python", "date", "graphlab", "command"},
      "experiment": {"kind": "chain" | "break_even", ...},
-     "timings": <graphlab.timing.compare.Comparison.to_dict()> (+ "cumulative" for break_even),
+     "timings": <graphlab.timing.results.Comparison.to_dict()> (+ "cumulative" for break_even),
      "timelines": {"eager": <Timeline.to_dict()>, "graph": <Timeline.to_dict()>}}
 
 :mod:`graphlab.timing.experiments` documents each experiment's keys. The loader reads JSON only,
-and checks
-the schema, the required keys and that ``meta`` names a real GPU before handing a recording out.
+and checks the schema, the required keys (the timings' are :data:`~.results.TIMING_KEYS`, the
+fields of :class:`~.results.Comparison`) and that ``meta`` names a real GPU before handing a
+recording out.
 """
 
 from __future__ import annotations
@@ -29,10 +30,10 @@ from typing import TYPE_CHECKING, Any
 
 from graphlab.errors import RecordingError, TraceError
 
+from .results import TIMING_KEYS, Comparison, CumulativeTotals
+
 if TYPE_CHECKING:
     from graphlab.trace.timeline import Timeline
-
-    from .compare import Comparison, CumulativeTotals
 
 __all__ = [
     "RECORDINGS_DIR",
@@ -47,19 +48,6 @@ SCHEMA = "graphlab.recording/1"
 RECORDINGS_DIR = Path(__file__).resolve().parent / "recorded"
 
 META_KEYS = ("gpu", "driver", "torch", "cuda", "python", "date", "graphlab", "command")
-TIMING_KEYS = (
-    "capture_us",
-    "first_replay_us",
-    "eager_us",
-    "replay_us",
-    "eager_end_to_end_us",
-    "replay_end_to_end_us",
-    "eager_spread_us",
-    "replay_spread_us",
-    "repeats",
-    "iterations",
-    "break_even",
-)
 TIMELINE_MODES = ("eager", "graph")
 
 # A recording's name is its file name without ".json": no folders, no hidden files.
@@ -103,16 +91,12 @@ class Recording:
 
     @property
     def comparison(self) -> Comparison:
-        """``timings`` as a :class:`~graphlab.timing.compare.Comparison` (print it for a table)."""
-        from .compare import Comparison
-
+        """``timings`` as a :class:`~graphlab.timing.results.Comparison` (print it for a table)."""
         return self._rebuild(Comparison, self.timings)
 
     @property
     def cumulative(self) -> CumulativeTotals | None:
         """A break-even recording's measured totals; None for other experiments."""
-        from .compare import CumulativeTotals
-
         data = self.timings.get("cumulative")
         return None if data is None else self._rebuild(CumulativeTotals, data)
 
