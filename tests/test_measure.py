@@ -1,4 +1,5 @@
-"""graphlab.timing.compare (compare, capture, cumulative totals) and graphlab.timing.workloads.
+"""graphlab.timing.compare (compare, capture, measured cumulative totals), its results, the
+break-even formula and graphlab.timing.workloads.
 
 Tests marked ``cuda`` run only on a GPU (the conftest skips them elsewhere); they check relations
 that hold on any CUDA GPU (replay of a 200-kernel chain beats eager launches), never a figure.
@@ -15,11 +16,11 @@ import torch
 
 from graphlab.errors import CaptureError, GraphlabError, NeedsGPUError
 from graphlab.timing import workloads
+from graphlab.timing.breakeven import break_even
 from graphlab.timing.compare import (
-    break_even,
     capture,
     compare,
-    cumulative_totals,
+    measure_cumulative_totals,
     spread,
 )
 from graphlab.timing.results import Comparison, CumulativeTotals
@@ -137,7 +138,10 @@ def test_cumulative_crossing_is_none_when_the_graph_never_catches_up():
     [
         (lambda w: compare(w.fn, *w.inputs), "graphlab.compare"),
         (lambda w: capture(w.fn, *w.inputs), "graphlab.timing.compare.capture"),
-        (lambda w: cumulative_totals(w.fn, *w.inputs), "graphlab.timing.compare.cumulative_totals"),
+        (
+            lambda w: measure_cumulative_totals(w.fn, *w.inputs),
+            "graphlab.timing.compare.measure_cumulative_totals",
+        ),
     ],
 )
 def test_measuring_without_a_gpu_points_at_the_recordings(call, name):
@@ -173,10 +177,10 @@ def test_compare_refuses_bad_counts(kwargs, message):
         ((1, 1, 2), "strictly increasing"),
     ],
 )
-def test_cumulative_totals_refuses_bad_counts(counts, message):
+def test_measure_cumulative_totals_refuses_bad_counts(counts, message):
     w = workloads.chain(3, 16, device="cpu")
     with pytest.raises(GraphlabError, match=message):
-        cumulative_totals(w.fn, *w.inputs, counts=counts)
+        measure_cumulative_totals(w.fn, *w.inputs, counts=counts)
 
 
 # ----------------------------------------------------------------------------- workloads
@@ -323,9 +327,9 @@ def test_compare_refuses_cpu_inputs_on_a_gpu_machine():
 
 
 @pytest.mark.cuda
-def test_cumulative_totals_grow_with_n():
+def test_measured_cumulative_totals_grow_with_n():
     w = workloads.chain(20, 4096, device="cuda")
-    totals = cumulative_totals(w.fn, *w.inputs, counts=(1, 2, 5, 50), repeats=2)
+    totals = measure_cumulative_totals(w.fn, *w.inputs, counts=(1, 2, 5, 50), repeats=2)
     assert totals.counts == (1, 2, 5, 50)
     for series in (totals.eager_us, totals.graph_us):
         assert len(series) == 4

@@ -17,9 +17,7 @@ from hypothesis import strategies as st
 from graphlab.errors import SimulatorError
 from graphlab.simulator import (
     SimParams,
-    breakeven,
     chain,
-    cumulative_totals,
     eager,
     fork_join,
     graph,
@@ -34,6 +32,7 @@ from graphlab.simulator.breakeven import (
     step_from_timeline,
 )
 from graphlab.simulator.model import OP_SYNC
+from graphlab.timing.breakeven import break_even, cumulative_totals
 
 
 def params(
@@ -370,7 +369,7 @@ def test_vectorised_schedule_matches_the_event_by_event_reference(
         (lambda: params(sync="fast"), "sync_us must be a number"),
         (lambda: params(host=10**400), "host_us must be a number"),  # too big for a float
         (lambda: chain(3, 10**400), "must be numbers of microseconds"),
-        (lambda: breakeven(10**400, 2.0, 1.0), "capture_us must be a number"),
+        (lambda: break_even(10**400, 2.0, 1.0), "capture_us must be a number"),
         (lambda: cumulative_totals(1.0, 2.0, 1.0, [10**400]), "step counts must be finite"),
     ],
 )
@@ -389,10 +388,10 @@ def test_too_many_iterations_are_refused_with_the_sizes():
 
 
 def test_breakeven_is_capture_over_the_saving_per_step():
-    assert breakeven(100.0, 10.0, 5.0) == 20.0
-    assert breakeven(0.0, 10.0, 5.0) == 0.0
-    assert breakeven(100.0, 5.0, 5.0) is None  # replay not faster: never pays
-    assert breakeven(100.0, 4.0, 5.0) is None
+    assert break_even(100.0, 10.0, 5.0) == 20.0
+    assert break_even(0.0, 10.0, 5.0) == 0.0
+    assert break_even(100.0, 5.0, 5.0) is None  # replay not faster: never pays
+    assert break_even(100.0, 4.0, 5.0) is None
 
 
 def test_cumulative_totals_cross_at_the_breakeven_count():
@@ -404,7 +403,7 @@ def test_cumulative_totals_cross_at_the_breakeven_count():
 @pytest.mark.parametrize("bad", [-1.0, float("nan"), float("inf"), "x"])
 def test_breakeven_refuses_bad_times(bad):
     with pytest.raises(SimulatorError):
-        breakeven(bad, 10.0, 5.0)
+        break_even(bad, 10.0, 5.0)
     with pytest.raises(SimulatorError):
         cumulative_totals(100.0, bad, 5.0, 3)
 

@@ -10,9 +10,11 @@ widgets and CLI work on it::
     eager_tl = simulate(eager(step, params))
     graph_tl = simulate(graph(step, params))
     what_if(step, params).to_dict()  # both, with totals, idle fractions and break-even
+
+The break-even model N* = C / (t_e - t_r) is :mod:`graphlab.timing.breakeven`;
+:mod:`graphlab.simulator.breakeven` fills in its numbers from a simulation or a measurement.
 """
 
-from .breakeven import breakeven, cumulative_totals
 from .model import Program, Schedule, schedule, simulate
 from .params import SimParams, calibrated
 from .programs import Step, chain, eager, fork_join, graph, model_step
@@ -24,10 +26,8 @@ __all__ = [
     "SimParams",
     "Step",
     "WhatIf",
-    "breakeven",
     "calibrated",
     "chain",
-    "cumulative_totals",
     "eager",
     "fork_join",
     "graph",

@@ -1,71 +1,31 @@
-"""When does a CUDA Graph pay for itself?
+"""Break-even points from measured timings or from the simulator, and the model against the GPU.
 
-Capturing costs ``C`` once; after that each step costs ``t_r`` (replay) instead of ``t_e``
-(eager). Over ``N`` steps the totals are ``N * t_e`` eager and ``C + N * t_r`` with the graph, so
-the graph is ahead once ``N > N* = C / (t_e - t_r)``. If a replay is not faster there is no
-break-even point. ``t_e`` and ``t_r`` must cover the same scope, including the input copies and
-output reads each really needs, or the comparison flatters one side.
-
-The three numbers come from a measurement (:func:`from_timings`, a ``graphlab.compare`` result or
-a recording's timings) or from the simulator (:func:`from_simulation`).
+The model itself, N* = C / (t_e - t_r) and the cumulative totals ``N * t_e`` and
+``C + N * t_r``, is :mod:`graphlab.timing.breakeven`. Here its three numbers come from a
+measurement (:func:`from_timings`, a ``graphlab.compare`` result or a recording's timings) or from
+the simulator (:func:`from_simulation`), and :func:`model_vs_measured` sets the model beside the
+totals measured on a GPU.
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 
-import numpy as np
-
 from graphlab.errors import SimulatorError
+from graphlab.timing.breakeven import break_even, check_duration, cumulative_totals
 
 from .model import simulate
-from .params import SimParams, check_duration
+from .params import SimParams
 from .programs import Step, eager, graph, model_step
 
 __all__ = [
     "BreakEven",
-    "breakeven",
-    "cumulative_totals",
     "from_simulation",
     "from_timings",
     "model_vs_measured",
     "step_from_timeline",
 ]
-
-
-def _finite(name: str, value) -> float:
-    """A measured or modelled time: any finite, non-negative number of µs."""
-    return check_duration(name, value, maximum=math.inf)
-
-
-def breakeven(capture_us: float, eager_us: float, replay_us: float) -> float | None:
-    """``N* = capture_us / (eager_us - replay_us)``, or None when a replay is not faster.
-
-    N* is a real number: the graph's total is lower from the first whole step after it.
-    """
-    capture = _finite("capture_us", capture_us)
-    saving = _finite("eager_us", eager_us) - _finite("replay_us", replay_us)
-    if saving <= 0:
-        return None
-    return capture / saving
-
-
-def cumulative_totals(capture_us: float, eager_us: float, replay_us: float, steps):
-    """Total time (µs) of ``steps`` repetitions, eager and with a graph (capture included).
-
-    ``steps`` is a number or an array of step counts; returns ``(eager_total, graph_total)``
-    as float arrays of the same shape: ``steps * eager_us`` and ``capture_us + steps * replay_us``.
-    """
-    try:
-        n = np.asarray(steps, dtype=np.float64)
-    except (TypeError, ValueError, OverflowError):
-        n = np.asarray(np.nan)
-    if np.any(~np.isfinite(n)) or np.any(n < 0):
-        raise SimulatorError("step counts must be finite, non-negative numbers")
-    capture = _finite("capture_us", capture_us)
-    return n * _finite("eager_us", eager_us), capture + n * _finite("replay_us", replay_us)
 
 
 @dataclass(frozen=True)
@@ -79,10 +39,10 @@ class BreakEven:
 
     @property
     def n_star(self) -> float | None:
-        return breakeven(self.capture_us, self.eager_us, self.replay_us)
+        return break_even(self.capture_us, self.eager_us, self.replay_us)
 
     def totals(self, steps):
-        """``(eager_total, graph_total)`` for the given step counts; see cumulative_totals."""
+        """``(eager_total, graph_total)`` for the given step counts (the model's totals)."""
         return cumulative_totals(self.capture_us, self.eager_us, self.replay_us, steps)
 
     def to_dict(self) -> dict:
@@ -104,7 +64,7 @@ def from_timings(timings) -> BreakEven:
     missing = [k for k in keys if data.get(k) is None]
     if missing:
         raise SimulatorError(f"timings lack {missing}: measure them with graphlab.compare")
-    capture, eager_us, replay_us = (_finite(k, data[k]) for k in keys)
+    capture, eager_us, replay_us = (check_duration(k, data[k]) for k in keys)
     return BreakEven(capture, eager_us, replay_us, source="measured")
 
 

@@ -27,19 +27,18 @@ There are no built-in defaults: numbers for a real GPU only come from
 from __future__ import annotations
 
 import json
-import math
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
 from graphlab.errors import SimulatorError
+from graphlab.timing.breakeven import check_duration
 
 __all__ = [
     "CALIBRATED_PATH",
     "MAX_DURATION_US",
     "SimParams",
     "calibrated",
-    "check_duration",
 ]
 
 CALIBRATED_PATH = Path(__file__).with_name("calibrated_h200.json")
@@ -47,29 +46,6 @@ CALIBRATED_PATH = Path(__file__).with_name("calibrated_h200.json")
 # Longer than any single kernel, launch or sync a course would model; also keeps every simulated
 # time well inside int64 nanoseconds.
 MAX_DURATION_US = 1_000_000.0
-
-
-def check_duration(name: str, value: float, maximum: float = MAX_DURATION_US) -> float:
-    """``value`` as a float if it is a duration in [0, maximum] µs, else SimulatorError.
-
-    ``maximum=math.inf`` accepts any finite duration (measured totals, which can be long).
-    """
-    try:
-        number = float(value)
-    except (TypeError, ValueError, OverflowError):
-        raise SimulatorError(
-            f"{name} must be a number of microseconds, got {value!r:.40}"
-        ) from None
-    if not math.isfinite(number) or number < 0 or number > maximum:
-        if math.isinf(maximum):
-            raise SimulatorError(
-                f"{name} must be a finite, non-negative time in µs, got {value!r:.40}"
-            )
-        raise SimulatorError(
-            f"{name} must be between 0 and {maximum:g} µs, got {value!r:.40}: "
-            "pass a non-negative, finite duration"
-        )
-    return number
 
 
 @dataclass(frozen=True)
@@ -97,7 +73,7 @@ class SimParams:
             value = getattr(self, f.name)
             if f.name == "calibration" or (value is None and f.name.startswith("capture_")):
                 continue
-            object.__setattr__(self, f.name, check_duration(f.name, value))
+            object.__setattr__(self, f.name, check_duration(f.name, value, MAX_DURATION_US))
 
     def capture_us(self, n_kernels: int) -> float | None:
         """Modelled capture cost of a graph of ``n_kernels`` kernels, or None if not calibrated."""

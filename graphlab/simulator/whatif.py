@@ -11,9 +11,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from .breakeven import breakeven
+from graphlab.timing.breakeven import break_even, check_duration
+
 from .model import simulate
-from .params import SimParams, check_duration
+from .params import MAX_DURATION_US, SimParams
 from .programs import Step, eager, graph
 
 __all__ = ["WhatIf", "what_if"]
@@ -79,7 +80,7 @@ def what_if(
     }
     figures = {mode: _figures(t, len(step)) for mode, t in timelines.items()}
     if capture_us is not None:
-        capture, source = check_duration("capture_us", capture_us), "given"
+        capture, source = check_duration("capture_us", capture_us, MAX_DURATION_US), "given"
     else:
         capture = params.capture_us(len(step))
         source = (
@@ -90,7 +91,7 @@ def what_if(
     n_star = (
         None
         if capture is None
-        else breakeven(capture, figures["eager"]["total_us"], figures["graph"]["total_us"])
+        else break_even(capture, figures["eager"]["total_us"], figures["graph"]["total_us"])
     )
     return WhatIf(
         timelines=timelines,

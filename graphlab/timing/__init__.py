@@ -1,9 +1,11 @@
 """Timing CUDA Graphs on a real GPU, and the real recordings shown where there is none.
 
-- :mod:`.compare`: capture, replay, eager and end-to-end timings of one function.
+- :mod:`.compare`: capture, replay, eager and end-to-end timings of one function, and the
+  measured cumulative totals of N iterations.
 - :mod:`.results`: what those return (:class:`~.results.Comparison`,
   :class:`~.results.CumulativeTotals`) and the keys a recording stores them under.
-- :mod:`.breakeven`: the break-even formula N* = C / (t_eager − t_replay), and cumulative totals.
+- :mod:`.breakeven`: the break-even formula N* = C / (t_eager − t_replay), and the model's
+  cumulative totals.
 - :mod:`.workloads`: the kernels the lessons time (chains of elementwise kernels, a small MLP).
 - :mod:`.side_stream`: the one side stream per device that warm-ups and captures share.
 - :mod:`.machine`: provenance of a run (GPU, driver, versions, date).

@@ -1,8 +1,8 @@
 """Honest timings of eager PyTorch against CUDA graph replay, on a real GPU.
 
 :func:`compare` answers "is the captured version faster, by how much, and after how many
-iterations has the capture paid for itself?" :func:`cumulative_totals` measures that last question
-directly: the total time of N eager iterations against capture plus N replays.
+iterations has the capture paid for itself?" :func:`measure_cumulative_totals` measures that last
+question directly: the total time of N eager iterations against capture plus N replays.
 
 The method is the one lesson 06 teaches:
 
@@ -19,9 +19,10 @@ The method is the one lesson 06 teaches:
   copies fresh inputs into the graph's static input buffers and clones its outputs (the next
   replay overwrites them); eager gets the same fresh inputs. Same inputs, precision and batch.
 - **Many repeats**, reported as the median with the 10th and 90th percentile.
-- **Break-even** N* = capture / (eager end to end − replay end to end). The first replay's extra
-  cost (``first_replay_us`` − ``replay_us``: uploading the graph) is reported apart and is not in
-  N*; :func:`cumulative_totals` includes it, as it includes everything a real loop pays.
+- **Break-even** N* = capture / (eager end to end − replay end to end)
+  (:func:`graphlab.timing.breakeven.break_even`). The first replay's extra cost
+  (``first_replay_us`` − ``replay_us``: uploading the graph) is reported apart and is not in N*;
+  :func:`measure_cumulative_totals` includes it, as it includes everything a real loop pays.
 - **Never from a profiled run**: the profiler roughly doubles eager launch cost on the H200. With
   ``profile=True`` the timelines come from a separate profiled run made after the timing.
 
@@ -41,6 +42,7 @@ import numpy as np
 from graphlab.errors import CaptureError, GraphlabError, NeedsGPUError
 from graphlab.support.capture_errors import first_cuda_error
 
+from .breakeven import break_even
 from .results import Comparison, CumulativeTotals
 from .side_stream import side_stream
 
@@ -52,10 +54,9 @@ if TYPE_CHECKING:
 __all__ = [
     "BREAK_EVEN_COUNTS",
     "Captured",
-    "break_even",
     "capture",
     "compare",
-    "cumulative_totals",
+    "measure_cumulative_totals",
     "profile_timelines",
     "require_gpu",
     "spread",
@@ -65,7 +66,7 @@ __all__ = [
 # consumes tensors other than the graph's static buffers, as a real loop would.
 FRESH_INPUT_SETS = 4
 
-# Iteration counts at which cumulative_totals reads the clock by default.
+# Iteration counts at which measure_cumulative_totals reads the clock by default.
 BREAK_EVEN_COUNTS = (1, 2, 5, 10, 20, 50, 100, 200, 500, 1000)
 
 
@@ -80,16 +81,6 @@ def require_gpu(what: str) -> None:
             "`graphlab recordings` (or graphlab.recordings()) and load one with "
             "graphlab.recording(name)."
         )
-
-
-def break_even(capture_us: float, eager_us: float, replay_us: float) -> float | None:
-    """N* = capture / (eager − replay): iterations after which capturing has paid for itself.
-
-    ``eager_us`` and ``replay_us`` must be measured over the same scope (end to end, with the
-    input copies each needs). None when replay is not faster: then the graph never pays.
-    """
-    saved = eager_us - replay_us
-    return capture_us / saved if saved > 0 else None
 
 
 def spread(samples: Sequence[float]) -> tuple[float, float, float]:
@@ -255,7 +246,7 @@ def compare(
     )
 
 
-def cumulative_totals(
+def measure_cumulative_totals(
     fn: Callable[..., Any],
     *inputs: torch.Tensor,
     counts: Sequence[int] = BREAK_EVEN_COUNTS,
@@ -269,7 +260,8 @@ def cumulative_totals(
     are. The graph run's clock starts before capture; each replay copies fresh inputs into the
     static buffers and clones the outputs; eager gets the same fresh inputs. Both modes start
     from a process that has already run ``fn`` (the warm-up), so lazy initialisation counts for
-    neither. This is the measured counterpart of the model N* = C / (t_eager − t_replay).
+    neither. This is the measured counterpart of the model's totals
+    (:func:`graphlab.timing.breakeven.cumulative_totals`) and N* = C / (t_eager − t_replay).
     """
     counts = tuple(counts)
     if not counts or any(isinstance(n, bool) or not isinstance(n, int) or n < 1 for n in counts):
@@ -278,7 +270,7 @@ def cumulative_totals(
         raise GraphlabError(f"counts must be strictly increasing, not {counts!r}")
     _check_count("repeats", repeats)
     _check_count("warmup", warmup)
-    require_gpu("graphlab.timing.compare.cumulative_totals")
+    require_gpu("graphlab.timing.compare.measure_cumulative_totals")
     import torch
 
     _check_inputs(inputs)

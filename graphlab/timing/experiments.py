@@ -1,10 +1,9 @@
 """The timing experiments that ``graphlab record`` runs on a GPU, and the files it writes.
 
 Each experiment writes one recording, ``<name>.json`` (format: :mod:`graphlab.timing.recordings`),
-with
-the machine's provenance in ``meta`` (GPU, driver, torch, CUDA, Python, UTC date, graphlab version,
-the command line) and a profiled eager and graph timeline. Timings and timelines
-come from separate runs: timings are never taken under the profiler. Profiled timelines keep two
+with the machine's provenance in ``meta`` (GPU, driver, torch, CUDA, Python, UTC date, graphlab
+version, the command line) and a profiled eager and graph timeline. Timings and timelines come
+from separate runs: timings are never taken under the profiler. Profiled timelines keep two
 iterations (one for 1000-kernel steps, to keep files small).
 
 Experiments
@@ -20,13 +19,13 @@ Experiments
 ``break_even_<workload>`` (``experiment.kind == "break_even"``)
     A few workloads of different kernel counts and sizes (chains, and a small MLP). ``timings``
     holds the :class:`~graphlab.timing.results.Comparison` (capture C, end-to-end t_e and t_r, and
-    the model's N* = C / (t_e − t_r) as ``break_even``) plus ``timings["cumulative"]``, the measured
-    totals from :func:`graphlab.timing.compare.cumulative_totals`: ``counts`` (N),
-    ``eager_total_us``
-    (N eager iterations), ``graph_total_us`` (capture + N replays with input copies and output
-    clones), ``repeats`` (medians over that many runs) and ``crossing`` (the smallest measured N
-    whose graph total is no longer than the eager one, or null). ``experiment.workload`` is the
-    workload's description. Lesson 06 and the simulator compare the model with the crossing.
+    the model's N* = C / (t_e − t_r) as ``break_even``) plus ``timings["cumulative"]``, the
+    measured totals from :func:`graphlab.timing.compare.measure_cumulative_totals`: ``counts`` (N),
+    ``eager_total_us`` (N eager iterations), ``graph_total_us`` (capture + N replays with input
+    copies and output clones), ``repeats`` (medians over that many runs) and ``crossing`` (the
+    smallest measured N whose graph total is no longer than the eager one, or null).
+    ``experiment.workload`` is the workload's description. Lesson 06 and the simulator compare the
+    model with the crossing.
 
 Settings: ``--quick`` runs a few small experiments with fewer repeats (for tests of the machinery);
 its files say ``"quick": true`` in ``experiment`` and are not meant for the bundled folder.
@@ -50,7 +49,7 @@ from .compare import (
     Captured,
     capture,
     compare,
-    cumulative_totals,
+    measure_cumulative_totals,
     profile_timelines,
     require_gpu,
 )
@@ -210,7 +209,7 @@ def measure_experiment(experiment: Experiment) -> tuple[dict[str, Any], dict[str
     }
     if experiment.counts is None:
         return {**workload.description, **settings}, timings
-    totals = cumulative_totals(
+    totals = measure_cumulative_totals(
         workload.fn,
         *workload.inputs,
         counts=experiment.counts,

@@ -1,7 +1,7 @@
 """What the timing functions return, and the JSON form a recording stores them in.
 
 :class:`Comparison` is :func:`graphlab.compare`'s result; :class:`CumulativeTotals` is
-:func:`graphlab.timing.compare.cumulative_totals`'s. Their fields are the one list of
+:func:`graphlab.timing.compare.measure_cumulative_totals`'s. Their fields are the one list of
 their keys: :data:`TIMING_KEYS` (what a recording's ``"timings"`` must hold), ``to_dict`` and
 ``from_dict`` all read it from the dataclass, so a field added there is stored, loaded and
 checked without a second list to keep in step.

@@ -3,7 +3,8 @@
 Eager, N steps cost ``N * t_e``; with a graph, ``C + N * t_r`` (capture once, then replay). The
 two lines cross at ``N* = C / (t_e - t_r)``. Sliders move C, t_e and t_r from their measured
 values so a learner sees how a cheaper capture or a bigger saving per step moves N*. The
-arithmetic is the simulator's (:mod:`graphlab.simulator.breakeven`); this module only draws it.
+arithmetic is the break-even model's (:mod:`graphlab.timing.breakeven`); this module only draws
+it.
 """
 
 from __future__ import annotations
@@ -17,7 +18,8 @@ import numpy as np
 import plotly.graph_objects as go
 
 from graphlab.errors import GraphlabError
-from graphlab.simulator.breakeven import breakeven, cumulative_totals, from_timings
+from graphlab.simulator.breakeven import from_timings
+from graphlab.timing.breakeven import break_even, cumulative_totals
 
 from .display import StaticFallback, figure_html
 
@@ -126,7 +128,7 @@ class BreakEvenExplorer(StaticFallback, widgets.VBox):
     @property
     def n_star(self) -> float | None:
         """N* for the sliders' current values (None when a replay is not faster)."""
-        return breakeven(self.capture.value, self.eager.value, self.replay.value)
+        return break_even(self.capture.value, self.eager.value, self.replay.value)
 
     def _redraw(self, change=None) -> None:
         c, te, tr = self.capture.value, self.eager.value, self.replay.value
