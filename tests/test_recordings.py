@@ -20,7 +20,14 @@ import torch
 
 from graphlab.cli import recordings as recordings_command
 from graphlab.errors import GraphlabError, NeedsGPUError, RecordingError
-from graphlab.timing.experiments import experiments, record, select, write_recording
+from graphlab.timing.experiments import (
+    Experiment,
+    _Phases,
+    experiments,
+    record,
+    select,
+    write_recording,
+)
 from graphlab.timing.recordings import RECORDINGS_DIR, SCHEMA, Recording, list_recordings, recording
 from graphlab.timing.results import Comparison
 from graphlab.trace.timeline import Timeline
@@ -505,6 +512,46 @@ def test_record_without_gpu_says_where_recordings_are_and_writes_nothing(tmp_pat
     with pytest.raises(NeedsGPUError, match=r"`graphlab recordings`.*graphlab.recording\(name\)"):
         record(out_dir=tmp_path / "out")
     assert not (tmp_path / "out").exists()
+
+
+class ListProgress:
+    """Stands in for record's tqdm bar: counts the steps and keeps the lines written."""
+
+    def __init__(self):
+        self.steps = 0
+        self.lines: list[str] = []
+
+    def update(self, n: int = 1) -> None:
+        self.steps += n
+
+    def set_postfix_str(self, text: str) -> None:
+        pass
+
+    def write(self, line: str) -> None:
+        self.lines.append(line)
+
+
+def test_record_phases_skip_an_experiment_that_failed_and_keep_the_others():
+    plan = [Experiment(name, "chain", build=lambda: None, iterations=1) for name in "abc"]
+    progress = ListProgress()
+    phases = _Phases(progress)
+
+    def timing(experiment):
+        if experiment.name == "b":
+            raise RuntimeError("out of memory")
+        return experiment.name.upper()
+
+    measured = phases.run(plan, "timing", timing)
+    seen: list[str] = []
+    written = phases.run(
+        plan, "writing", lambda e: measured[e.name] + ".json", among=measured, then=seen.append
+    )
+    assert measured == {"a": "A", "c": "C"}
+    assert written == {"a": "A.json", "c": "C.json"}
+    assert seen == ["A.json", "C.json"]
+    assert phases.failures == {"b": "timing: RuntimeError: out of memory"}
+    assert progress.lines == ["graphlab record: b failed while timing: out of memory"]
+    assert progress.steps == 6  # one per experiment and phase, the skipped one included
 
 
 @pytest.mark.cuda

@@ -298,11 +298,28 @@ def fit(observations: Sequence[ChainObservation]) -> Fit:
         raise SimulatorError(
             "no chain recordings to calibrate from: record them on a GPU with `graphlab record`"
         )
+    from_timelines, kernel_gap = _fit_device_costs(observations)
+    hosts = _host_costs(observations, from_timelines, kernel_gap)
+    # The h with the least squared relative error h/h_r - 1 over the loops.
+    inverse = 1 / np.array(list(hosts.values()))
+    params = from_timelines.replace(host_us=float(inverse.sum() / (inverse**2).sum()))
+    launches = _graph_launch_costs(observations, params)
+    tightest = min(launches, key=launches.get)
+    params = params.replace(graph_launch_us=launches[tightest])
+    params = params.replace(
+        replay_gap_us=_fit_replay_gap(observations, params), **_fit_capture(observations)
+    )
+    samples = {"host_us": hosts, "graph_launch_us": launches}
+    return Fit(params, _method(hosts, tightest), samples)
+
+
+def _fit_device_costs(observations: Sequence[ChainObservation]) -> tuple[SimParams, float]:
+    """Parameters read off the profiled timelines (medians; the host costs left at 0), and the
+    median queued-kernel gap itself, before it is clipped at 0."""
     node_gap = _median_us((o.node_gaps_ns for o in observations), "in-replay node gaps")
     kernel_gap = _median_us((o.queued_gaps_ns for o in observations), "queued eager kernel gaps")
     latency = _median_us((o.launch_latencies_ns for o in observations), "launch latency")
     sync = _median_us((o.sync_costs_ns for o in observations), "synchronize calls")
-
     from_timelines = SimParams(
         host_us=0.0,
         launch_latency_us=max(latency, 0.0),
@@ -311,6 +328,14 @@ def fit(observations: Sequence[ChainObservation]) -> Fit:
         sync_us=max(sync, 0.0),
         kernel_gap_us=max(kernel_gap, 0.0),
     )
+    return from_timelines, kernel_gap
+
+
+def _host_costs(
+    observations: Sequence[ChainObservation], from_timelines: SimParams, kernel_gap: float
+) -> dict[str, float]:
+    """For each host-bound eager loop, the host cost h_r at which the simulated loop takes the
+    measured time (recording name -> µs)."""
     # A loop counts as host-bound only when its measured time clearly exceeds the GPU work the
     # timelines show; closer than HOST_BOUND_MARGIN, the GPU may be what sets its pace.
     hosts = {}
@@ -324,17 +349,23 @@ def fit(observations: Sequence[ChainObservation]) -> Fit:
             )
     if not hosts:
         raise SimulatorError("no recording's eager loop is host-bound: cannot fit host_us")
-    inverse = 1 / np.array(list(hosts.values()))
-    host = float(inverse.sum() / (inverse**2).sum())
+    return hosts
 
-    # The graph launch cost: for each end-to-end replay loop, the G at which the simulated loop
-    # takes the measured time (a loop the GPU paces bounds G only loosely); G is the smallest,
-    # the largest value every loop allows.
+
+def _graph_launch_costs(
+    observations: Sequence[ChainObservation], params: SimParams
+) -> dict[str, float]:
+    """For each end-to-end replay loop, the graph launch cost G at which the simulated loop (with
+    ``params``' host cost) takes the measured time (recording name -> µs).
+
+    A loop the GPU paces bounds G only loosely; the fit is the smallest, the largest value every
+    loop allows.
+    """
     launches = {}
     for o in observations:
 
         def end_to_end(g, o=o):
-            with_g = from_timelines.replace(host_us=host, graph_launch_us=g)
+            with_g = params.replace(graph_launch_us=g)
             return end_to_end_replay_us(o.kernels, o.kernel_us, with_g, o.iterations)
 
         if end_to_end(0.0) < o.replay_end_to_end_us:
@@ -344,18 +375,24 @@ def fit(observations: Sequence[ChainObservation]) -> Fit:
             "every end-to-end replay loop is already longer in the simulator without any graph "
             "launch cost: cannot fit graph_launch_us"
         )
-    tightest = min(launches, key=launches.get)
-    params = from_timelines.replace(host_us=host, graph_launch_us=launches[tightest])
-    replay_gap = _fit_replay_gap(observations, params)
+    return launches
 
+
+def _fit_capture(observations: Sequence[ChainObservation]) -> dict[str, float]:
+    """``capture_base_us`` and ``capture_per_kernel_us`` (Theil-Sen, clipped at 0), or nothing
+    when every recording has the same number of kernels."""
     kernels = np.array([o.kernels for o in observations], dtype=np.float64)
-    capture = {}
-    if len(set(kernels.tolist())) >= 2:
-        captures = np.array([o.capture_us for o in observations], dtype=np.float64)
-        base, per_kernel = _theil_sen(kernels, captures)
-        capture = {"capture_base_us": max(base, 0.0), "capture_per_kernel_us": max(per_kernel, 0.0)}
-    params = params.replace(replay_gap_us=replay_gap, **capture)
-    method = {
+    if len(set(kernels.tolist())) < 2:
+        return {}
+    captures = np.array([o.capture_us for o in observations], dtype=np.float64)
+    base, per_kernel = _theil_sen(kernels, captures)
+    return {"capture_base_us": max(base, 0.0), "capture_per_kernel_us": max(per_kernel, 0.0)}
+
+
+def _method(hosts: dict[str, float], tightest: str) -> dict[str, str]:
+    """How each number was found, for the provenance: ``hosts`` are the host-bound loops that
+    set host_us, ``tightest`` the loop that set graph_launch_us."""
+    return {
         "host_us": "least squares of the relative error over the host-bound eager loops, "
         "h = sum(1/h_r)/sum(1/h_r^2), h_r the host cost at which the simulated loop takes the "
         "measured time: " + ", ".join(sorted(hosts)),
@@ -378,8 +415,6 @@ def fit(observations: Sequence[ChainObservation]) -> Fit:
         "kernel durations": "each recording simulated with the median kernel duration of its own "
         "profiled eager timeline, in both modes",
     }
-    samples = {"host_us": hosts, "graph_launch_us": launches}
-    return Fit(params, method, samples)
 
 
 @dataclass(frozen=True)

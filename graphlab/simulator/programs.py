@@ -197,16 +197,22 @@ def _check_repeats(per_repeat: int, repeats: int, what: str) -> int:
     return repeats
 
 
+def _tile_indices(indices: np.ndarray, period: int, repeats: int) -> np.ndarray:
+    """``indices`` into one repeat (a vector, or rows of pairs), for ``repeats`` repeats in a row:
+    the copy for repeat r is shifted by ``r * period``."""
+    offsets = np.arange(repeats, dtype=np.int64) * period
+    shifted = indices[np.newaxis] + offsets.reshape(-1, *[1] * indices.ndim)
+    return shifted.reshape(-1, *indices.shape[1:])
+
+
 def _tile(step: Step, repeats: int, what: str):
     """The step's kernels repeated ``repeats`` times: durations (ns), streams, names, waits."""
     repeats = _check_repeats(len(step), repeats, what)
-    offsets = np.repeat(np.arange(repeats, dtype=np.int64) * len(step), len(step.waits))
-    waits = np.tile(step.waits, (repeats, 1)) + offsets[:, None]
     return (
         np.tile(_ns(step.kernel_us), repeats),
         np.tile(step.stream, repeats),
         np.tile(step.name_index, repeats),
-        waits,
+        _tile_indices(step.waits, len(step), repeats),
     )
 
 
@@ -298,16 +304,46 @@ def graph(
     copy_in = _ns(_durations("copy_in_us", copy_in_us))
     copy_out = _ns(_durations("copy_out_us", copy_out_us))
     n_in, n_out, n_step = len(copy_in), len(copy_out), len(step)
-    replays = _check_repeats(n_in + n_step + n_out, replays, "replays")
+    n_items = n_in + n_step + n_out  # per replay: copies in, the step's nodes, copies out
+    replays = _check_repeats(n_items, replays, "replays")
     sync_after = _sync_points(step, sync_every)
     # Piece = one captured graph: a new one starts after every sync point of the step.
     piece = np.cumsum(np.r_[False, sync_after[:-1]])
-    n_pieces = int(piece[-1]) + 1
+    kinds, item_op = _replay_ops(piece, sync_after, n_in, n_out)
+    op_kind = _repeat_ops(kinds, replays)
 
-    # One replay's host ops: copies in, each graph (and its sync), copies out.
+    def per_item(copies, nodes) -> np.ndarray:
+        """One replay's value per item (copies in, nodes, copies out), for every replay."""
+        ins, outs = np.full(n_in, copies, dtype=np.int64), np.full(n_out, copies, dtype=np.int64)
+        return np.tile(np.concatenate([ins, np.asarray(nodes, dtype=np.int64), outs]), replays)
+
+    waits = _tile_indices(step.waits + n_in, n_items, replays)
+    return Program(
+        op_kind=op_kind,
+        op_host_ns=_op_host_ns(op_kind, params),
+        item_op=_tile_indices(item_op, len(kinds), replays),
+        item_stream=per_item(MAIN_STREAM, step.stream),
+        item_dur_ns=np.tile(np.concatenate([copy_in, _ns(step.kernel_us), copy_out]), replays),
+        item_gap_ns=per_item(_ns(params.kernel_gap_us), _node_gaps(step, piece, params)),
+        item_name=per_item(len(step.names), step.name_index),
+        names=(*step.names, "copy"),
+        edge_item=waits[:, 0],
+        edge_after=waits[:, 1],
+        edge_gap_ns=np.full(len(waits), _ns(params.node_gap_us), dtype=np.int64),
+        launch_latency_ns=int(_ns(params.launch_latency_us)),
+        meta=_meta(step, params, "graph", replays, sync_every),
+        queue_depth=_depth(queue_depth),
+    )
+
+
+def _replay_ops(
+    piece: np.ndarray, sync_after: np.ndarray, n_in: int, n_out: int
+) -> tuple[list[int], np.ndarray]:
+    """One replay's host ops (copies in, each graph and its sync, copies out), and for each
+    item (copy or node) the op that launches it. ``piece[i]`` is the graph of node ``i``."""
     kinds = [OP_LAUNCH] * n_in
     piece_op = []
-    for p in range(n_pieces):
+    for p in range(int(piece[-1]) + 1):
         piece_op.append(len(kinds))
         kinds.append(OP_GRAPH_LAUNCH)
         if sync_after[piece == p][-1]:
@@ -317,44 +353,29 @@ def graph(
     item_op = np.concatenate(
         [np.arange(n_in), np.array(piece_op, dtype=np.int64)[piece], first_out + np.arange(n_out)]
     )
+    return kinds, item_op
 
-    # Repeat that for every replay; the program ends with a sync.
-    n_ops, n_items = len(kinds), n_in + n_step + n_out
+
+def _repeat_ops(kinds: list[int], replays: int) -> np.ndarray:
+    """One replay's op kinds for every replay; the program ends with a sync."""
     op_kind = np.tile(np.array(kinds, dtype=np.int8), replays)
     if op_kind[-1] != OP_SYNC:
         op_kind = np.r_[op_kind, np.int8(OP_SYNC)]
-    host = {OP_LAUNCH: params.host_us, OP_GRAPH_LAUNCH: params.graph_launch_us}
+    return op_kind
+
+
+def _op_host_ns(op_kind: np.ndarray, params: SimParams) -> np.ndarray:
+    """What each host op of a replay program costs the host (ns)."""
     op_host = np.full(len(op_kind), _ns(params.sync_us), dtype=np.int64)
-    for kind, cost in host.items():
+    for kind, cost in {OP_LAUNCH: params.host_us, OP_GRAPH_LAUNCH: params.graph_launch_us}.items():
         op_host[op_kind == kind] = _ns(cost)
-    kernel_gap, node_gap = _ns(params.kernel_gap_us), _ns(params.node_gap_us)
-    waits = step.waits + n_in
-    offsets = np.repeat(np.arange(replays, dtype=np.int64) * n_items, len(waits))
-    waits = np.tile(waits, (replays, 1)) + offsets[:, None]
+    return op_host
 
-    # A graph's first node on each stream also pays the replay gap.
+
+def _node_gaps(step: Step, piece: np.ndarray, params: SimParams) -> np.ndarray:
+    """Each node's gap after the node it depends on (ns); a graph's first node on each stream
+    also pays the replay gap."""
     _, first_in_graph = np.unique(np.c_[piece, step.stream], axis=0, return_index=True)
-    node_gaps = np.full(n_step, node_gap, dtype=np.int64)
+    node_gaps = np.full(len(step), _ns(params.node_gap_us), dtype=np.int64)
     node_gaps[first_in_graph] += _ns(params.replay_gap_us)
-
-    def per_item(copies, nodes) -> np.ndarray:
-        """One replay's value per item (copies in, nodes, copies out), for every replay."""
-        ins, outs = np.full(n_in, copies, dtype=np.int64), np.full(n_out, copies, dtype=np.int64)
-        return np.tile(np.concatenate([ins, np.asarray(nodes, dtype=np.int64), outs]), replays)
-
-    return Program(
-        op_kind=op_kind,
-        op_host_ns=op_host,
-        item_op=np.tile(item_op, replays) + np.repeat(np.arange(replays) * n_ops, n_items),
-        item_stream=per_item(MAIN_STREAM, step.stream),
-        item_dur_ns=np.tile(np.concatenate([copy_in, _ns(step.kernel_us), copy_out]), replays),
-        item_gap_ns=per_item(kernel_gap, node_gaps),
-        item_name=per_item(len(step.names), step.name_index),
-        names=(*step.names, "copy"),
-        edge_item=waits[:, 0],
-        edge_after=waits[:, 1],
-        edge_gap_ns=np.full(len(waits), node_gap, dtype=np.int64),
-        launch_latency_ns=int(_ns(params.launch_latency_us)),
-        meta=_meta(step, params, "graph", replays, sync_every),
-        queue_depth=_depth(queue_depth),
-    )
+    return node_gaps

@@ -199,51 +199,12 @@ def compare(
     ]:
         _check_count(what, value)
     require_gpu("graphlab.compare")
-    import torch
-
     captured = capture(fn, *inputs, warmup=warmup)
     fresh = [tuple(x.clone() for x in inputs) for _ in range(FRESH_INPUT_SETS)]
     first_replay_us = _event_time_us(captured.replay, 1)
-
-    def eager_end_to_end(i: int) -> Any:
-        return fn(*fresh[i % FRESH_INPUT_SETS])
-
-    def replay_end_to_end(i: int) -> Any:
-        return captured.replay_with(fresh[i % FRESH_INPUT_SETS])
-
-    # Capture empties the allocator's cache (torch.cuda.graph does so on entry), so run every
-    # loop body once, untimed, before the timed repeats.
-    for step in (captured.eager, captured.replay, eager_end_to_end, replay_end_to_end):
-        step(0)
-    torch.cuda.synchronize()
-
-    # Repeats interleave the four loops so that clock or thermal drift affects all of them alike.
-    samples: dict[str, list[float]] = {"eager": [], "replay": [], "eager_e2e": [], "replay_e2e": []}
-    for _ in range(repeats):
-        samples["eager"].append(_event_time_us(captured.eager, iterations))
-        samples["replay"].append(_event_time_us(captured.replay, iterations))
-        samples["eager_e2e"].append(_host_time_us(eager_end_to_end, iterations))
-        samples["replay_e2e"].append(_host_time_us(replay_end_to_end, iterations))
-
+    samples = _time_loops(captured, fresh, repeats, iterations)
     timelines = profile_timelines(captured, profile_iterations) if profile else None
-    eager_us, eager_p10, eager_p90 = spread(samples["eager"])
-    replay_us, replay_p10, replay_p90 = spread(samples["replay"])
-    eager_e2e_us = spread(samples["eager_e2e"])[0]
-    replay_e2e_us = spread(samples["replay_e2e"])[0]
-    return Comparison(
-        capture_us=captured.capture_us,
-        first_replay_us=first_replay_us,
-        eager_us=eager_us,
-        replay_us=replay_us,
-        eager_end_to_end_us=eager_e2e_us,
-        replay_end_to_end_us=replay_e2e_us,
-        eager_spread_us=(eager_p10, eager_p90),
-        replay_spread_us=(replay_p10, replay_p90),
-        repeats=repeats,
-        iterations=iterations,
-        break_even=break_even(captured.capture_us, eager_e2e_us, replay_e2e_us),
-        timelines=timelines,
-    )
+    return _comparison(captured, first_replay_us, samples, repeats, iterations, timelines)
 
 
 def measure_cumulative_totals(
@@ -405,6 +366,69 @@ def _host_time_us(step: Callable[[int], Any], iterations: int) -> float:
         step(i)
     torch.cuda.synchronize()
     return (time.perf_counter_ns() - start) / 1e3 / iterations
+
+
+def _time_loops(
+    captured: Captured, fresh: list[tuple], repeats: int, iterations: int
+) -> dict[str, list[float]]:
+    """``repeats`` samples of µs per iteration of each of the four loops :func:`compare` times.
+
+    "eager" and "replay" run on the static buffers and are timed on the GPU between CUDA events;
+    "eager_e2e" and "replay_e2e" consume ``fresh`` inputs (the replay copying them in and cloning
+    its outputs) and are timed end to end on the host clock.
+    """
+    import torch
+
+    loops = {
+        "eager": (_event_time_us, captured.eager),
+        "replay": (_event_time_us, captured.replay),
+        "eager_e2e": (_host_time_us, lambda i: captured.fn(*fresh[i % FRESH_INPUT_SETS])),
+        "replay_e2e": (
+            _host_time_us,
+            lambda i: captured.replay_with(fresh[i % FRESH_INPUT_SETS]),
+        ),
+    }
+    # Capture empties the allocator's cache (torch.cuda.graph does so on entry), so run every
+    # loop body once, untimed, before the timed repeats.
+    for _, step in loops.values():
+        step(0)
+    torch.cuda.synchronize()
+
+    # Repeats interleave the four loops so that clock or thermal drift affects all of them alike.
+    samples: dict[str, list[float]] = {name: [] for name in loops}
+    for _ in range(repeats):
+        for name, (clock, step) in loops.items():
+            samples[name].append(clock(step, iterations))
+    return samples
+
+
+def _comparison(
+    captured: Captured,
+    first_replay_us: float,
+    samples: dict[str, list[float]],
+    repeats: int,
+    iterations: int,
+    timelines: dict[str, Timeline] | None,
+) -> Comparison:
+    """The :class:`Comparison` of :func:`_time_loops`' samples: medians, spreads, break-even."""
+    eager_us, eager_p10, eager_p90 = spread(samples["eager"])
+    replay_us, replay_p10, replay_p90 = spread(samples["replay"])
+    eager_e2e_us = spread(samples["eager_e2e"])[0]
+    replay_e2e_us = spread(samples["replay_e2e"])[0]
+    return Comparison(
+        capture_us=captured.capture_us,
+        first_replay_us=first_replay_us,
+        eager_us=eager_us,
+        replay_us=replay_us,
+        eager_end_to_end_us=eager_e2e_us,
+        replay_end_to_end_us=replay_e2e_us,
+        eager_spread_us=(eager_p10, eager_p90),
+        replay_spread_us=(replay_p10, replay_p90),
+        repeats=repeats,
+        iterations=iterations,
+        break_even=break_even(captured.capture_us, eager_e2e_us, replay_e2e_us),
+        timelines=timelines,
+    )
 
 
 def _eager_totals(fn: Callable[..., Any], fresh: list[tuple], counts: tuple[int, ...]) -> list:

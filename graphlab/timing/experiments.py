@@ -286,58 +286,73 @@ def record(
     folder = _writable_folder(out_dir if out_dir is not None else RECORDINGS_DIR)
     meta = machine_meta(command)
     _prime_graphs()
-    failures: dict[str, str] = {}
-    measured: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {}
-    captured: dict[str, Captured] = {}
-    written: list[Path] = []
-
     with tqdm(total=3 * len(plan), desc="graphlab record", unit="step") as progress:
+        phases = _Phases(progress)
+        measured = phases.run(plan, "timing", measure_experiment)
+        captured = phases.run(plan, "capturing", _capture_for, among=measured)
+        written = phases.run(
+            plan,
+            "profiling",
+            lambda e: _profile_and_write(e, meta, *measured[e.name], captured[e.name], folder),
+            among=captured,
+            then=on_written,
+        )
 
-        def attempt(experiment: Experiment, doing: str, action: Callable[[], Any]) -> Any:
-            progress.set_postfix_str(f"{doing} {experiment.name}")
-            try:
-                return action()
-            except Exception as exc:  # a broken experiment must not lose the others' results
-                failures[experiment.name] = f"{doing}: {type(exc).__name__}: {exc}"
-                progress.write(f"graphlab record: {experiment.name} failed while {doing}: {exc}")
-                return None
-            finally:
-                progress.update()
-
-        for experiment in plan:
-            result = attempt(experiment, "timing", lambda e=experiment: measure_experiment(e))
-            if result is not None:
-                measured[experiment.name] = result
-        for experiment in plan:
-            if experiment.name in measured:
-                graph = attempt(experiment, "capturing", lambda e=experiment: _capture_for(e))
-                if graph is not None:
-                    captured[experiment.name] = graph
-            else:
-                progress.update()
-        for experiment in plan:
-            if experiment.name in captured:
-                path = attempt(
-                    experiment,
-                    "profiling",
-                    lambda e=experiment: _profile_and_write(
-                        e, meta, *measured[e.name], captured[e.name], folder
-                    ),
-                )
-                if path is not None:
-                    written.append(path)
-                    if on_written is not None:
-                        on_written(path)
-            else:
-                progress.update()
-
-    if failures:
-        details = "; ".join(f"{name} ({why})" for name, why in failures.items())
+    if phases.failures:
+        details = "; ".join(f"{name} ({why})" for name, why in phases.failures.items())
         raise GraphlabError(
-            f"{len(failures)} of {len(plan)} experiments failed: {details}. The other "
+            f"{len(phases.failures)} of {len(plan)} experiments failed: {details}. The other "
             f"{len(written)} recordings were written to {folder}."
         )
-    return written
+    return list(written.values())
+
+
+class _Phases:
+    """Runs one phase of :func:`record` over the plan, advancing ``progress`` once per experiment.
+
+    A step that raises is reported and remembered in ``failures`` (experiment name -> what went
+    wrong) instead of raised: a broken experiment must not cost the others their results.
+    """
+
+    def __init__(self, progress: Any):
+        self.progress = progress
+        self.failures: dict[str, str] = {}
+
+    def run(
+        self,
+        plan: Sequence[Experiment],
+        doing: str,
+        action: Callable[[Experiment], Any],
+        among: Mapping[str, Any] | None = None,
+        then: Callable[[Any], None] | None = None,
+    ) -> dict[str, Any]:
+        """``action(experiment)`` for each experiment of ``plan``; the results, by name.
+
+        ``among``: only the experiments named there (the previous phase's results); the others
+        just advance the progress bar. ``then(result)`` is called after each success.
+        """
+        results: dict[str, Any] = {}
+        for experiment in plan:
+            if among is not None and experiment.name not in among:
+                self.progress.update()
+                continue
+            result = self._attempt(experiment, doing, action)
+            if result is not None:
+                results[experiment.name] = result
+                if then is not None:
+                    then(result)
+        return results
+
+    def _attempt(self, experiment: Experiment, doing: str, action: Callable) -> Any:
+        self.progress.set_postfix_str(f"{doing} {experiment.name}")
+        try:
+            return action(experiment)
+        except Exception as exc:  # a broken experiment must not lose the others' results
+            self.failures[experiment.name] = f"{doing}: {type(exc).__name__}: {exc}"
+            self.progress.write(f"graphlab record: {experiment.name} failed while {doing}: {exc}")
+            return None
+        finally:
+            self.progress.update()
 
 
 def _prime_graphs() -> None:
