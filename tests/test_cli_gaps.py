@@ -9,17 +9,16 @@ from __future__ import annotations
 
 import argparse
 import json
-import re
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 import torch
+from lesson_notebooks import ship_two_lessons
 
 from graphlab import __version__
 from graphlab.cli import doctor, lab, main
-from graphlab.errors import GraphlabError
 from graphlab.trace.timeline import Timeline
 
 TRACES = Path(__file__).parent / "traces"
@@ -195,37 +194,72 @@ def test_lab_as_root_adds_allow_root(tmp_path, monkeypatch):
     assert command[-2:] == ["--ServerApp.ip=127.0.0.1", "--allow-root"]
 
 
+def test_lab_opens_the_first_lesson_in_the_browser(tmp_path, monkeypatch):
+    monkeypatch.setattr(lab.os, "geteuid", lambda: 1000)
+    first = tmp_path / "00_start_here.ipynb"
+    assert lab.build_command(lab_args("--no-browser"), tmp_path, first)[3:] == [
+        f"--ServerApp.root_dir={tmp_path}",
+        "--ServerApp.ip=127.0.0.1",
+        f"--ServerApp.file_to_run={first}",
+        "--no-browser",
+    ]
+
+
 def test_lab_options_are_ones_jupyterlab_knows():
     from jupyter_server.serverapp import ServerApp
     from jupyterlab.labapp import LabApp
 
     traits = ServerApp.class_traits()
-    assert all(name in traits for name in ("root_dir", "ip", "port"))
+    assert all(name in traits for name in ("root_dir", "ip", "port", "file_to_run"))
     assert "no-browser" in LabApp.flags and "allow-root" in LabApp.flags
 
 
-def test_lab_runs_jupyterlab_on_the_folder(capsys, tmp_path, monkeypatch):
+@pytest.fixture
+def shipped(tmp_path, monkeypatch) -> Path:
+    return ship_two_lessons(tmp_path / "shipped", monkeypatch)
+
+
+def test_lab_copies_the_lessons_into_the_workspace_once_and_opens_lesson_00(
+    capsys, tmp_path, monkeypatch, shipped
+):
     launched = []
     monkeypatch.setattr(lab.subprocess, "call", lambda cmd: launched.append(cmd) or 0)
-    code, out, err = run_cli(capsys, "lab", "--notebooks", str(tmp_path), "--no-browser")
-    assert code == 0 and err == ""
-    assert launched == [lab.build_command(lab_args("--no-browser"), tmp_path)]
-    assert str(tmp_path) in out
-    code, _, err = run_cli(capsys, "lab", "--notebooks", str(tmp_path), "--ip", "0.0.0.0")
+    workspace = tmp_path / "course"
+    code, out, err = run_cli(capsys, "lab", "--workspace", str(workspace), "--no-browser")
+    assert (code, err) == (0, "")
+    assert out.splitlines() == [
+        f"graphlab lab: copied 2 lesson(s) into {workspace}",
+        f"graphlab lab: opening {workspace} in JupyterLab (Ctrl-C to stop)",
+    ]
+    first = workspace / "00_start_here.ipynb"
+    assert launched == [lab.build_command(lab_args("--no-browser"), workspace, first)]
+    assert first.read_bytes() == (shipped / "00_start_here.ipynb").read_bytes()
+
+    first.write_text("the learner's work")
+    code, out, err = run_cli(capsys, "lab", "--workspace", str(workspace), "--ip", "0.0.0.0")
     assert code == 0 and "reachable from other machines" in err
+    assert out == f"graphlab lab: opening {workspace} in JupyterLab (Ctrl-C to stop)\n"
+    assert first.read_text() == "the learner's work"
 
 
-def test_lab_finds_the_checkout_notebooks_or_says_so(capsys, tmp_path):
-    expected = Path(lab.__file__).resolve().parents[2] / "notebooks"
-    if expected.is_dir():  # a checkout with the course
-        assert lab.notebooks_dir() == expected
-    else:
-        with pytest.raises(GraphlabError, match="not found at " + re.escape(str(expected))):
-            lab.notebooks_dir()
-    code, _, err = run_cli(capsys, "lab", "--notebooks", str(tmp_path / "absent"))
-    assert code == 2 and "course notebooks were not found" in err and err.count("\n") == 1
-    code, _, err = run_cli(capsys, "lab", "--notebooks", str(tmp_path), "--port", "70000")
+def test_lab_workspace_defaults_to_graphlab_course_in_the_home_folder(
+    capsys, tmp_path, monkeypatch, shipped
+):
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.setattr(lab.subprocess, "call", lambda cmd: 0)
+    assert lab_args().workspace == "~/graphlab-course"
+    assert run_cli(capsys, "lab")[0] == 0
+    copied = sorted(p.name for p in (tmp_path / "home" / "graphlab-course").glob("*.ipynb"))
+    assert copied == ["00_start_here.ipynb", "01_kernel_gaps.ipynb"]
+
+
+def test_lab_refuses_a_bad_port_or_workspace_in_one_line(capsys, tmp_path, shipped):
+    code, _, err = run_cli(capsys, "lab", "--workspace", str(tmp_path), "--port", "70000")
     assert code == 2 and "not a TCP port" in err
+    (tmp_path / "a-file").write_text("")
+    code, _, err = run_cli(capsys, "lab", "--workspace", str(tmp_path / "a-file"))
+    refused = f"{tmp_path / 'a-file'} is a file: choose a folder for the course workspace"
+    assert (code, err) == (2, f"graphlab lab: {refused}\n")
 
 
 # ------------------------------------------------------------------------ IPython magics

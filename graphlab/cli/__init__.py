@@ -23,6 +23,7 @@ COMMANDS = {
     "recordings": "graphlab.cli.recordings",
     "gaps": "graphlab.cli.gaps",
     "simulate": "graphlab.cli.simulate",
+    "progress": "graphlab.cli.progress",
 }
 
 

@@ -1,4 +1,9 @@
-"""``graphlab lab``: open the course's notebooks in JupyterLab.
+"""``graphlab lab``: open the course in JupyterLab, in a workspace of the learner's own.
+
+The first time, the lessons shipped with graphlab are copied into the workspace (default
+``~/graphlab-course``, or ``--workspace DIR``); later runs add the lessons a new version brings
+and never overwrite a lesson the learner has changed (:mod:`graphlab.course.workspace`).
+JupyterLab then serves that folder and opens lesson 00.
 
 The server listens on 127.0.0.1 unless you say otherwise (``--ip``), and it keeps Jupyter's
 login token: JupyterLab generates a random one and prints the URL that carries it. graphlab
@@ -16,7 +21,10 @@ import subprocess
 import sys
 from pathlib import Path
 
-HELP = "Open the graphlab course (the notebooks/ folder) in JupyterLab."
+HELP = "Open the graphlab course in JupyterLab, in your own copy of the lessons."
+
+#: Where the learner's copy of the course goes unless ``--workspace`` says otherwise.
+DEFAULT_WORKSPACE = "~/graphlab-course"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -31,31 +39,19 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "server, protected by its token, to the network)",
     )
     parser.add_argument(
-        "--notebooks",
+        "--workspace",
         metavar="DIR",
-        default=None,
-        help="the course folder to open (default: notebooks/ of the graphlab checkout)",
+        default=DEFAULT_WORKSPACE,
+        help=f"your copy of the course (default {DEFAULT_WORKSPACE}): the lessons are copied "
+        "there the first time, and your edits are never overwritten",
     )
 
 
-def notebooks_dir(explicit: str | None = None) -> Path:
-    """The course folder: ``explicit`` if given, else ``notebooks/`` next to the package."""
-    from graphlab.errors import GraphlabError
-
-    # graphlab/commands/lab.py -> the repository root is three levels up in a checkout.
-    checkout = Path(__file__).resolve().parents[2]
-    folder = Path(explicit).resolve() if explicit else checkout / "notebooks"
-    if not folder.is_dir():
-        raise GraphlabError(
-            f"the course notebooks were not found at {folder}: graphlab lab opens the notebooks/ "
-            "folder of a repository checkout (git clone it, then pip install -e .), or pass "
-            "--notebooks DIR"
-        )
-    return folder
-
-
-def build_command(args: argparse.Namespace, folder: Path) -> list[str]:
-    """The JupyterLab command line for ``args`` (no server is started here)."""
+def build_command(
+    args: argparse.Namespace, folder: Path, first_lesson: Path | None = None
+) -> list[str]:
+    """The JupyterLab command line serving ``folder`` and opening ``first_lesson`` in the
+    browser (no server is started here)."""
     command = [
         sys.executable,
         "-m",
@@ -63,6 +59,8 @@ def build_command(args: argparse.Namespace, folder: Path) -> list[str]:
         f"--ServerApp.root_dir={folder}",
         f"--ServerApp.ip={args.ip}",
     ]
+    if first_lesson is not None:
+        command.append(f"--ServerApp.file_to_run={first_lesson}")
     if args.port is not None:
         command.append(f"--ServerApp.port={args.port}")
     if args.no_browser:
@@ -75,14 +73,24 @@ def build_command(args: argparse.Namespace, folder: Path) -> list[str]:
 
 
 def run(args: argparse.Namespace) -> int:
+    from graphlab.course.workspace import lessons, sync
     from graphlab.errors import GraphlabError
 
     if args.port is not None and not 0 < args.port < 65536:
         raise GraphlabError(f"--port {args.port} is not a TCP port: use 1-65535")
     if importlib.util.find_spec("jupyterlab") is None:
         raise GraphlabError("JupyterLab is not installed: pip install jupyterlab")
-    folder = notebooks_dir(args.notebooks)
-    command = build_command(args, folder)
+    done = sync(args.workspace)
+    folder = done.folder
+    if done.added:
+        print(f"graphlab lab: copied {len(done.added)} lesson(s) into {folder}")
+    if done.updated:
+        print(
+            f"graphlab lab: updated {', '.join(done.updated)} to this version of the course "
+            "(you had not changed them)"
+        )
+    first = next((folder / lesson.file for lesson in lessons()), None)
+    command = build_command(args, folder, first if first and first.is_file() else None)
     if not _is_loopback(args.ip):
         print(
             f"graphlab lab: listening on {args.ip}, reachable from other machines; "

@@ -1,6 +1,6 @@
 """IPython extension: ``%load_ext graphlab``.
 
-Two magics:
+Three magics:
 
 - ``%graphlab COMMAND ...`` runs a graphlab command in the notebook: ``%graphlab doctor``,
   ``%graphlab gaps trace.json``, ``%graphlab recordings``, ... (everything but ``lab``, which
@@ -10,10 +10,18 @@ Two magics:
   (default ``timeline``). It needs a GPU; on a machine without one it says where to find recorded
   timelines instead. Remember that profiling slows eager launches down: use the picture for its
   shape, and time without the profiler (``graphlab.compare``).
+- ``%%solution ID [--revealed]`` heads an exercise's solution cell. The body runs (in the
+  notebook's namespace, so it defines what the exercise asks for) only when the learner asks for
+  it: with ``--revealed``, which the course extension's "Show solution" adds, or when the
+  environment variable ``GRAPHLAB_RUN_SOLUTIONS`` is ``1`` (the notebook tests and the tools that
+  store a lesson's outputs set it). Otherwise the cell prints one line and does nothing, so Run
+  All leaves every exercise to the learner, in JupyterLab, Notebook 7, Colab or Kaggle alike.
 """
 
 from __future__ import annotations
 
+import os
+import re
 import shlex
 
 from IPython.core.error import UsageError
@@ -21,12 +29,17 @@ from IPython.core.magic import Magics, cell_magic, line_magic, magics_class
 
 from graphlab.errors import GraphlabError, NeedsGPUError
 
-__all__ = ["GraphlabMagics", "load_ipython_extension"]
+__all__ = ["RUN_SOLUTIONS", "GraphlabMagics", "load_ipython_extension"]
+
+#: Environment variable that makes every ``%%solution`` cell run, revealed or not.
+RUN_SOLUTIONS = "GRAPHLAB_RUN_SOLUTIONS"
+_EXERCISE_ID = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]*")
 
 
 @magics_class
 class GraphlabMagics(Magics):
-    """The ``%graphlab`` line magic and the ``%%graphlab_timeline`` cell magic."""
+    """The ``%graphlab`` line magic and the ``%%graphlab_timeline`` and ``%%solution`` cell
+    magics."""
 
     @line_magic
     def graphlab(self, line: str) -> int | None:
@@ -58,6 +71,32 @@ class GraphlabMagics(Magics):
         self.shell.user_ns[name] = timeline
         print(timeline.summary().report())
         print(f"(stored as `{name}`; {name}.to_chrome_trace('trace.json') opens in Perfetto)")
+
+    @cell_magic
+    def solution(self, line: str, cell: str) -> None:
+        """Run an exercise's solution only if revealed: ``%%solution ID [--revealed]``."""
+        exercise, revealed = _solution_options(line)
+        if not (revealed or os.environ.get(RUN_SOLUTIONS) == "1"):
+            print(
+                f"Solution hidden: press Show solution (or run it with "
+                f"`%%solution {exercise} --revealed`) to use it."
+            )
+            return
+        result = self.shell.run_cell(cell, store_history=False)
+        if not result.success:
+            # Its traceback is already shown; failing the cell too stops Run All and nbval here.
+            raise UsageError(f"the solution of exercise {exercise!r} failed (its error is above)")
+
+
+def _solution_options(line: str) -> tuple[str, bool]:
+    """``(exercise id, revealed)`` from a ``%%solution`` line."""
+    words = line.split()
+    revealed = "--revealed" in words
+    rest = [word for word in words if word != "--revealed"]
+    if len(rest) != 1 or not _EXERCISE_ID.fullmatch(rest[0]):
+        given = f"%%solution {line.strip()}".strip()
+        raise UsageError(f"{given}: a solution cell begins %%solution EXERCISE_ID [--revealed]")
+    return rest[0], revealed
 
 
 def _profile_cell(shell, cell: str):

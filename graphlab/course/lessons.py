@@ -1,0 +1,106 @@
+"""The course's lessons as shipped: where they are and what each one holds.
+
+A lesson is a notebook named ``NN_topic.ipynb``. An installed wheel carries them in
+``graphlab/lessons/`` (pyproject.toml maps ``notebooks/*.ipynb`` there); a source checkout or an
+editable install reads them from the repository's ``notebooks/`` folder. Nobody edits these
+copies: a learner works in a workspace of their own (:mod:`graphlab.course.workspace`).
+
+A lesson's exercises are the ids of its solution cells, the code cells whose metadata holds
+``{"graphlab": {"role": "solution", "exercise": ID}}``; its title is its first heading without
+the ``Lesson NN —`` prefix.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from graphlab.errors import GraphlabError
+
+__all__ = ["LESSON_NAME", "Lesson", "lessons", "read_lesson", "shipped_folder"]
+
+#: The file name of a lesson: two digits, an underscore, a topic (backups such as
+#: ``02_static_inputs.backup-20260101T000000Z.ipynb`` do not match).
+LESSON_NAME = re.compile(r"^(\d\d)_\w+\.ipynb$")
+
+_HEADING = re.compile(r"^#\s+(?:Lesson\s+\d+\s*[—–:-]\s*)?(?P<title>\S.*?)\s*$")
+_PACKAGE = Path(__file__).resolve().parents[1]
+
+
+@dataclass(frozen=True)
+class Lesson:
+    """One lesson notebook: its file, id (the file name without ``.ipynb``), two-digit number,
+    title and exercise ids in the order the notebook asks them."""
+
+    file: str
+    id: str
+    number: str
+    title: str
+    exercises: tuple[str, ...]
+    path: Path
+
+
+def shipped_folder() -> Path:
+    """The folder of the lessons as shipped: the wheel's ``graphlab/lessons/``, else a
+    checkout's ``notebooks/``."""
+    for folder in (_PACKAGE / "lessons", _PACKAGE.parent / "notebooks"):
+        if folder.is_dir():
+            return folder
+    raise GraphlabError(
+        f"this installation of graphlab has no lessons ({_PACKAGE / 'lessons'} is missing): "
+        "reinstall it with pip install --force-reinstall cuda-graphlab"
+    )
+
+
+def _source(cell: dict) -> str:
+    source = cell.get("source", "")
+    return "".join(source) if isinstance(source, list) else str(source)
+
+
+def read_lesson(path: str | Path) -> Lesson:
+    """The lesson in the notebook at ``path``.
+
+    A notebook that cannot be read as JSON is refused with a :class:`GraphlabError`; cells that
+    are not what nbformat writes are skipped, so a damaged cell costs its exercise, not the
+    lesson.
+    """
+    path = Path(path)
+    match = LESSON_NAME.match(path.name)
+    if not match:
+        raise GraphlabError(f"{path.name} is not named like a lesson: NN_topic.ipynb")
+    try:
+        notebook = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise GraphlabError(f"cannot read the lesson {path}: {exc}") from None
+    cells = notebook.get("cells") if isinstance(notebook, dict) else None
+    cells = [c for c in cells if isinstance(c, dict)] if isinstance(cells, list) else []
+    title = path.stem[3:].replace("_", " ").capitalize()
+    for cell in cells:
+        if cell.get("cell_type") == "markdown":
+            heading = next(filter(None, map(_HEADING.match, _source(cell).splitlines())), None)
+            if heading:
+                title = heading["title"]
+                break
+    exercises: dict[str, None] = {}  # ordered, without repeats
+    for cell in cells:
+        meta = cell.get("metadata", {})
+        meta = meta.get("graphlab") if isinstance(meta, dict) else None
+        if isinstance(meta, dict) and meta.get("role") == "solution" and meta.get("exercise"):
+            exercises.setdefault(str(meta["exercise"]))
+    return Lesson(
+        file=path.name,
+        id=path.stem,
+        number=match.group(1),
+        title=title,
+        exercises=tuple(exercises),
+        path=path,
+    )
+
+
+def lessons(folder: str | Path | None = None) -> list[Lesson]:
+    """The lessons in ``folder`` (default: the shipped ones), ordered by number."""
+    folder = Path(folder) if folder is not None else shipped_folder()
+    found = [p for p in folder.iterdir() if LESSON_NAME.match(p.name) and p.is_file()]
+    return [read_lesson(p) for p in sorted(found)]

@@ -1,0 +1,193 @@
+"""The learner's check results, kept for the user and never in a notebook.
+
+Every exercise checker calls :func:`record` with its lesson, exercise and verdict; the course
+sidebar, its status-bar item and ``graphlab progress`` read them back with :func:`load`. The store
+is one JSON file, by default ``<Jupyter data dir>/graphlab/progress.json`` (``jupyter --data-dir``
+prints that folder); the environment variable ``GRAPHLAB_PROGRESS`` names another file (tests,
+or one file per learner on a shared hub); make it an absolute path, since kernels run in their
+notebook's folder and the Jupyter server in its own. Keeping results out of the notebooks means
+a lesson can be reset, pulled or shared without losing or leaking anyone's progress.
+
+Each exercise keeps its latest result::
+
+    {"02_static_inputs": {"replay_with_new_inputs": {
+        "lesson": "02_static_inputs", "exercise": "replay_with_new_inputs",
+        "passed": true, "when": "2026-12-02T17:40:55+00:00"}}}
+
+Two kernels may check exercises at the same moment. :func:`record` reads, updates and rewrites
+the file while holding an exclusive ``fcntl`` lock on a companion ``.lock`` file, and the rewrite
+goes through :mod:`graphlab.support.atomic`, so neither a reader nor a crash ever sees half a
+file and no writer drops another's result. Windows has no ``fcntl``: there the file is still
+replaced whole, but two kernels recording in the very same instant may each keep only their own
+result (the other one is recorded again the next time that check runs).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import datetime, timezone
+from pathlib import Path
+
+from graphlab.errors import GraphlabError
+from graphlab.support.atomic import atomic_writer
+
+from .lessons import Lesson
+
+__all__ = ["ENV", "ProgressError", "load", "record", "report", "reset", "store_path"]
+
+#: Environment variable naming the progress file instead of the default one.
+ENV = "GRAPHLAB_PROGRESS"
+_SCHEMA = "graphlab.progress/1"
+
+try:
+    import fcntl
+except ImportError:  # Windows: see the module docstring
+    fcntl = None
+
+
+class ProgressError(GraphlabError, ValueError):
+    """The progress file cannot be read or written, or a result to record is malformed."""
+
+
+def store_path() -> Path:
+    """The progress file: ``$GRAPHLAB_PROGRESS`` if set, else the Jupyter data directory's."""
+    override = os.environ.get(ENV)
+    if override:
+        return Path(override).expanduser()
+    from jupyter_core.paths import jupyter_data_dir
+
+    return Path(jupyter_data_dir()) / "graphlab" / "progress.json"
+
+
+def load() -> dict[str, dict[str, dict]]:
+    """Every stored result: ``{lesson: {exercise: {"lesson", "exercise", "passed", "when"}}}``.
+
+    No file yet means no result yet (``{}``). A file that is not a graphlab progress file is
+    refused with :class:`ProgressError`, never overwritten.
+    """
+    return _read(store_path())
+
+
+def record(lesson: str, exercise: str, passed: bool) -> None:
+    """Store the result of one check of ``exercise`` in ``lesson`` (now, in UTC); it replaces
+    that exercise's earlier result."""
+    for name, value in (("lesson", lesson), ("exercise", exercise)):
+        if not isinstance(value, str) or not value.strip():
+            raise ProgressError(f"record() needs the {name} as a non-empty string, not {value!r}")
+    if not isinstance(passed, bool):
+        raise ProgressError(f"record() needs passed=True or passed=False, not {passed!r}")
+    path = store_path()
+    entry = {"lesson": lesson, "exercise": exercise, "passed": passed, "when": _now()}
+    with _locked(path):
+        results = _read(path)
+        results.setdefault(lesson, {})[exercise] = entry
+        with atomic_writer(path, ProgressError) as out:
+            json.dump({"schema": _SCHEMA, "lessons": results}, out, indent=1, sort_keys=True)
+            out.write("\n")
+
+
+def reset() -> None:
+    """Forget every stored result (the file is removed; a damaged one too)."""
+    path = store_path()
+    with _locked(path):
+        try:
+            path.unlink(missing_ok=True)
+        except OSError as exc:
+            raise ProgressError(f"cannot remove {path} ({exc.strerror or exc})") from None
+
+
+def report(course: list[Lesson], results: dict[str, dict[str, dict]]) -> dict:
+    """Each lesson of ``course`` with its exercises passed and failed at their latest check.
+
+    ``results`` is what :func:`load` returns. Only exercises the lesson still has count, so a
+    result for a renamed exercise cannot make a lesson read 4/3. Returns
+    ``{"lessons": [{"file", "id", "number", "title", "exercises", "passed", "failed"}, ...],
+    "done": exercises passed, "total": exercises}``.
+    """
+    rows, done, total = [], 0, 0
+    for lesson in course:
+        latest = results.get(lesson.id, {})
+        checked = [e for e in lesson.exercises if e in latest]
+        passed = [e for e in checked if latest[e]["passed"]]
+        rows.append(
+            {
+                "file": lesson.file,
+                "id": lesson.id,
+                "number": lesson.number,
+                "title": lesson.title,
+                "exercises": list(lesson.exercises),
+                "passed": passed,
+                "failed": [e for e in checked if not latest[e]["passed"]],
+            }
+        )
+        done += len(passed)
+        total += len(lesson.exercises)
+    return {"lessons": rows, "done": done, "total": total}
+
+
+def _now() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="seconds")
+
+
+@contextmanager
+def _locked(path: Path) -> Iterator[None]:
+    """Hold an exclusive lock for ``path`` while the block runs (other writers wait).
+
+    The lock is on a separate file: ``path`` itself is replaced by a rename on every write, so a
+    lock on it would guard a file that no longer has the name.
+    """
+    if fcntl is None:
+        yield
+        return
+    lock = path.with_name(path.name + ".lock")
+    try:
+        lock.parent.mkdir(parents=True, exist_ok=True)
+        handle = os.open(lock, os.O_RDWR | os.O_CREAT, 0o600)
+    except OSError as exc:
+        raise ProgressError(
+            f"cannot write the progress store in {lock.parent} ({exc.strerror or exc}): set "
+            f"{ENV} to a file in a folder you can write"
+        ) from None
+    try:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(handle)  # closing releases the lock
+
+
+def _read(path: Path) -> dict[str, dict[str, dict]]:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return {}
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ProgressError(f"cannot read the progress file {path} ({exc})") from None
+    damaged = ProgressError(
+        f"{path} is not a graphlab progress file: move it away, or forget every result with "
+        "`graphlab progress --reset`"
+    )
+    try:
+        data = json.loads(text)
+    except ValueError:
+        raise damaged from None
+    if not isinstance(data, dict) or data.get("schema") != _SCHEMA:
+        raise damaged
+    lessons = data.get("lessons")
+    if not isinstance(lessons, dict):
+        raise damaged
+    for lesson, exercises in lessons.items():
+        if not isinstance(exercises, dict):
+            raise damaged
+        for exercise, entry in exercises.items():
+            if not (
+                isinstance(entry, dict)
+                and entry.get("lesson") == lesson
+                and entry.get("exercise") == exercise
+                and isinstance(entry.get("passed"), bool)
+                and isinstance(entry.get("when"), str)
+            ):
+                raise damaged
+    return lessons

@@ -1,0 +1,254 @@
+"""graphlab.course.progress and ``graphlab progress``: check results kept for the learner.
+
+Every test points GRAPHLAB_PROGRESS at a file of its own, so nobody's real progress is touched.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from datetime import datetime, timedelta
+from pathlib import Path
+
+import pytest
+from lesson_notebooks import ship_two_lessons
+
+from graphlab.cli import main
+from graphlab.course import progress
+from graphlab.course.lessons import lessons
+from graphlab.course.progress import ENV, ProgressError, load, record, report, reset, store_path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture
+def store(tmp_path, monkeypatch) -> Path:
+    path = tmp_path / "data" / "progress.json"
+    monkeypatch.setenv(ENV, str(path))
+    return path
+
+
+@pytest.fixture
+def clock(monkeypatch) -> list[str]:
+    """Record times handed out one by one, in order."""
+    times = ["2026-12-02T17:40:50+00:00", "2026-12-02T17:41:00+00:00", "2026-12-02T17:42:30+00:00"]
+    handed = iter(times)
+    monkeypatch.setattr(progress, "_now", lambda: next(handed))
+    return times
+
+
+@pytest.fixture
+def course(tmp_path, monkeypatch):
+    ship_two_lessons(tmp_path / "shipped", monkeypatch)
+    return lessons()
+
+
+def test_the_default_store_is_in_the_jupyter_data_directory(tmp_path, monkeypatch):
+    monkeypatch.delenv(ENV, raising=False)
+    monkeypatch.setenv("JUPYTER_DATA_DIR", str(tmp_path / "jupyter-data"))
+    assert store_path() == tmp_path / "jupyter-data" / "graphlab" / "progress.json"
+    monkeypatch.setenv(ENV, "~/learner-7.json")
+    assert store_path() == Path.home() / "learner-7.json"
+
+
+def test_each_exercise_keeps_its_latest_result(store, clock):
+    assert load() == {}
+    record("02_static_inputs", "replay_with_new_inputs", False)
+    record("00_start_here", "busy_fraction", True)
+    record("02_static_inputs", "replay_with_new_inputs", True)
+    expected = {
+        "00_start_here": {
+            "busy_fraction": {
+                "lesson": "00_start_here",
+                "exercise": "busy_fraction",
+                "passed": True,
+                "when": "2026-12-02T17:41:00+00:00",
+            }
+        },
+        "02_static_inputs": {
+            "replay_with_new_inputs": {
+                "lesson": "02_static_inputs",
+                "exercise": "replay_with_new_inputs",
+                "passed": True,
+                "when": "2026-12-02T17:42:30+00:00",
+            }
+        },
+    }
+    assert load() == expected
+    on_disk = json.loads(store.read_text(encoding="utf-8"))
+    assert on_disk == {"schema": "graphlab.progress/1", "lessons": expected}
+    assert sorted(p.name for p in store.parent.iterdir()) == ["progress.json", "progress.json.lock"]
+
+
+def test_results_are_stamped_with_the_utc_time_of_the_check(store):
+    before = datetime.now().astimezone()
+    record("00_start_here", "busy_fraction", True)
+    after = datetime.now().astimezone()
+    when = datetime.fromisoformat(load()["00_start_here"]["busy_fraction"]["when"])
+    assert when.utcoffset() == timedelta(0)
+    assert before.replace(microsecond=0) <= when <= after
+
+
+def test_reset_forgets_everything(store, clock):
+    record("00_start_here", "busy_fraction", True)
+    reset()
+    assert not store.exists()
+    assert load() == {}
+    reset()  # nothing to forget is fine too
+
+
+@pytest.mark.parametrize(
+    "content",
+    [
+        "{not json",
+        "[]",
+        '{"schema": "graphlab.progress/9", "lessons": {}}',
+        '{"schema": "graphlab.progress/1", "lessons": []}',
+        '{"schema": "graphlab.progress/1", "lessons": {"a": {"b": {"passed": "yes"}}}}',
+        '{"schema": "graphlab.progress/1", "lessons": {"a": {"b": {"lesson": "a", '
+        '"exercise": "c", "passed": true, "when": "2026-01-01T00:00:00+00:00"}}}}',
+    ],
+)
+def test_a_damaged_store_is_refused_and_never_overwritten(store, content):
+    store.parent.mkdir(parents=True)
+    store.write_text(content, encoding="utf-8")
+    message = f"{store} is not a graphlab progress file: move it away, or forget every result "
+    with pytest.raises(ProgressError, match=message):
+        load()
+    with pytest.raises(ProgressError, match=message):
+        record("00_start_here", "busy_fraction", True)
+    assert store.read_text(encoding="utf-8") == content
+    reset()
+    assert load() == {}
+
+
+@pytest.mark.parametrize(
+    ("lesson", "exercise", "passed", "message"),
+    [
+        ("", "busy_fraction", True, "needs the lesson as a non-empty string, not ''"),
+        ("00_start_here", None, True, "needs the exercise as a non-empty string, not None"),
+        ("00_start_here", "busy_fraction", 1, "needs passed=True or passed=False, not 1"),
+    ],
+)
+def test_a_malformed_result_is_refused(store, lesson, exercise, passed, message):
+    with pytest.raises(ProgressError, match=message):
+        record(lesson, exercise, passed)
+    assert not store.exists()
+
+
+def test_an_unwritable_store_folder_is_reported_in_one_line(tmp_path, monkeypatch):
+    blocker = tmp_path / "a-file"
+    blocker.write_text("")
+    monkeypatch.setenv(ENV, str(blocker / "progress.json"))
+    with pytest.raises(ProgressError, match=r"cannot write the progress store in .*a-file") as e:
+        record("00_start_here", "busy_fraction", True)
+    assert "\n" not in str(e.value)
+
+
+# Each writer waits for the same start time, then records 50 results as fast as it can.
+WRITER = """
+import sys, time
+from graphlab.course.progress import record
+name, start = sys.argv[1], float(sys.argv[2])
+time.sleep(max(0.0, start - time.time()))
+for i in range(50):
+    record("09_shared", f"{name}-{i:02d}", i % 3 == 0)
+"""
+
+
+def test_two_kernels_writing_at_once_lose_nothing(store):
+    start = time.time() + 2.0
+    env = {**os.environ, ENV: str(store), "PYTHONPATH": str(ROOT)}
+    writers = [
+        subprocess.Popen([sys.executable, "-c", WRITER, name, str(start)], env=env)
+        for name in ("a", "b")
+    ]
+    assert [writer.wait(timeout=120) for writer in writers] == [0, 0]
+    results = load()["09_shared"]
+    assert len(results) == 100
+    assert sorted(results) == [f"{name}-{i:02d}" for name in "ab" for i in range(50)]
+    assert [results[f"a-{i:02d}"]["passed"] for i in range(6)] == [True, False, False] * 2
+    assert sum(entry["passed"] for entry in results.values()) == 2 * 17
+
+
+def test_report_counts_only_the_exercises_a_lesson_has(store, clock, course):
+    record("01_kernel_gaps", "per_replay", False)
+    record("01_kernel_gaps", "capture_chain", True)
+    record("01_kernel_gaps", "renamed_since", True)
+    assert report(course, load()) == {
+        "lessons": [
+            {
+                "file": "00_start_here.ipynb",
+                "id": "00_start_here",
+                "number": "00",
+                "title": "Start here",
+                "exercises": ["busy_fraction"],
+                "passed": [],
+                "failed": [],
+            },
+            {
+                "file": "01_kernel_gaps.ipynb",
+                "id": "01_kernel_gaps",
+                "number": "01",
+                "title": "Kernel gaps",
+                "exercises": ["capture_chain", "per_replay"],
+                "passed": ["capture_chain"],
+                "failed": ["per_replay"],
+            },
+        ],
+        "done": 1,
+        "total": 3,
+    }
+
+
+# ------------------------------------------------------------------------------ the CLI
+
+
+def run_cli(capsys, *argv) -> tuple[int, str, str]:
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_progress_command_prints_each_lesson(store, clock, course, capsys):
+    record("00_start_here", "busy_fraction", True)
+    record("01_kernel_gaps", "per_replay", False)
+    code, out, err = run_cli(capsys, "progress")
+    assert (code, err) == (0, "")
+    assert out.splitlines() == [
+        "00  Start here   1/1",
+        "01  Kernel gaps  0/2  (last check failed: per_replay)",
+        f"1/3 exercises passed (results in {store})",
+    ]
+
+
+def test_progress_command_json_and_reset(store, clock, course, capsys):
+    record("00_start_here", "busy_fraction", True)
+    code, out, err = run_cli(capsys, "progress", "--json")
+    assert (code, err) == (0, "")
+    shown = json.loads(out)
+    assert shown == {**report(course, load()), "store": str(store)}
+    assert (shown["done"], shown["total"], shown["lessons"][0]["passed"]) == (
+        1,
+        3,
+        ["busy_fraction"],
+    )
+
+    code, out, err = run_cli(capsys, "progress", "--reset", "--json")
+    assert code == 0
+    assert err == f"graphlab progress: forgot every check result ({store})\n"
+    assert (json.loads(out)["done"], json.loads(out)["total"]) == (0, 3)
+    assert not store.exists()
+
+
+def test_progress_command_reports_a_damaged_store_in_one_line(store, course, capsys):
+    store.parent.mkdir(parents=True)
+    store.write_text("{")
+    code, out, err = run_cli(capsys, "progress")
+    assert (code, out) == (2, "")
+    assert err.startswith(f"graphlab progress: {store} is not a graphlab progress file")
+    assert err.count("\n") == 1
+    assert run_cli(capsys, "progress", "--reset")[0] == 0
