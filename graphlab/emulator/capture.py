@@ -23,7 +23,7 @@ from __future__ import annotations
 import torch
 from torch.overrides import TorchFunctionMode
 
-from graphlab.support.torch_internals import TorchDispatchMode, tree_leaves
+from graphlab.support.torch_internals import TorchDispatchMode, storage_id, tree_leaves
 
 from . import state
 from .differences import warn_once
@@ -38,7 +38,7 @@ from .host_sync import (
     op_problem,
 )
 from .replay import plan_step
-from .storages import Binder, storage_id
+from .storages import Binder
 
 __all__ = ["Capture"]
 

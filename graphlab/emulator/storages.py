@@ -17,14 +17,14 @@ and an alias has its own version counter, so a replay leaves the program's tenso
 alone, as a GPU replay does.
 
 The second it cannot mirror, because it must keep the memory to replay at all. It notices instead.
-A storage's use count (``torch._C._storage_Use_Count``) counts every tensor, view and autograd-saved
-tensor on it; the emulator knows which of those are its own aliases, so when nothing else is left
-the program has let go of that memory, and on a GPU it would be free. A replay then warns with
-:class:`FreedInputWarning`, or refuses to run when the graph was captured with
-``check_input_liveness=True``, as torch 2.13's check does (``torch/utils/_cuda_debug.py``).
+A storage's use count counts every tensor, view and autograd-saved tensor on it; the emulator
+knows which of those are its own aliases, so when nothing else is left the program has let go of
+that memory, and on a GPU it would be free. A replay then warns with :class:`FreedInputWarning`,
+or refuses to run when the graph was captured with ``check_input_liveness=True``, as torch 2.13's
+check does (``torch/utils/_cuda_debug.py``).
 
 Tensors that are not plain strided ones (sparse, nested, quantized, or lazily conjugated or
-negated views) are replayed through the program's own object, as before. A storage the program
+negated views) are replayed through the program's own tensor object. A storage the program
 holds only as an ``UntypedStorage`` object, with no tensor on it, counts as let go of: the
 emulator cannot tell that reference from its own.
 """
@@ -37,19 +37,11 @@ import weakref
 import torch
 
 from graphlab.errors import CaptureError
+from graphlab.support.torch_internals import storage_id, storage_use_count
 
 from .pools import in_a_pool
 
-__all__ = ["Binder", "CapturedInputs", "FreedInputWarning", "storage_id"]
-
-# The two private torch APIs the emulator's storage binding needs (torch 2.5 to 2.13 have both).
-_use_count = torch._C._storage_Use_Count  # takes a storage id: how many references it has
-
-
-def storage_id(storage) -> int:
-    """The address of the storage's C++ object: one id per storage while it is alive."""
-    return storage._cdata
-
+__all__ = ["Binder", "CapturedInputs", "FreedInputWarning"]
 
 _alias_refs: dict[int, int] = {}  # storage id -> live aliases the emulator made of it
 
@@ -62,7 +54,7 @@ def _object_refs() -> int:
     """
     tensor = torch.empty(1)
     storage = tensor.untyped_storage()
-    return _use_count(storage_id(storage)) - 1
+    return storage_use_count(storage_id(storage)) - 1
 
 
 _OBJECT_REFS = _object_refs()
@@ -167,7 +159,7 @@ class CapturedInputs:
         return [
             used
             for sid, used in self._external
-            if _use_count(sid) <= _OBJECT_REFS + _alias_refs.get(sid, 0)
+            if storage_use_count(sid) <= _OBJECT_REFS + _alias_refs.get(sid, 0)
         ]
 
 
