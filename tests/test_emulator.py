@@ -14,11 +14,15 @@ import torch
 import torch.nn.functional as F
 
 from graphlab import emulator as cuda
-from graphlab.emulator import differences
+from graphlab.emulator import differences, graphs
 from graphlab.errors import CaptureError, NeedsGPUError
 from graphlab.timing.side_stream import side_stream
 
-pytestmark = pytest.mark.filterwarnings("ignore::graphlab.emulator.EmulatorDifferenceWarning")
+pytestmark = [
+    pytest.mark.filterwarnings("ignore::graphlab.emulator.EmulatorDifferenceWarning"),
+    # a replay of freed memory no test expects is an error (pytest.warns catches expected ones)
+    pytest.mark.filterwarnings("error::graphlab.emulator.FreedInputWarning"),
+]
 
 UNSUPPORTED = "cudaErrorStreamCaptureUnsupported"
 INVALIDATED = "cudaErrorStreamCaptureInvalidated"
@@ -31,9 +35,9 @@ def default_stream_after():
     cuda.set_stream(cuda.default_stream())  # a failed capture leaves its side stream current
 
 
-def capture(fn):
+def capture(fn, **graph_args):
     g = cuda.CUDAGraph()
-    with cuda.graph(g):
+    with cuda.graph(g, **graph_args):
         out = fn()
     return g, out
 
@@ -59,6 +63,206 @@ def test_capture_runs_nothing_outputs_are_not_computed_until_replay():
     assert torch.isnan(y).all()  # allocated, not computed: nothing ran yet
     g.replay()
     assert y.tolist() == [4.0, 8.0]
+
+
+def _set(t, new):
+    t.set_(new)
+
+
+def _assign_data(t, new):
+    t.data = new
+
+
+@pytest.mark.parametrize("move", [_set, _assign_data], ids=["set_", "data="])
+def test_moving_the_static_input_to_new_memory_leaves_the_replay_on_the_captured_memory(move):
+    x = torch.tensor([1.0, 2.0, 3.0])
+    old = x.view(3)  # a view taken before: it keeps the captured memory allocated
+    g, y = capture(lambda: 2 * x + 1)
+    move(x, torch.tensor([10.0, 20.0, 30.0]))
+    g.replay()
+    assert y.tolist() == [3.0, 5.0, 7.0]  # 2*[1,2,3] + 1: the captured memory, not x's new one
+    old.copy_(torch.tensor([4.0, 5.0, 6.0]))  # a write through the old view reaches the replay
+    g.replay()
+    assert y.tolist() == [9.0, 11.0, 13.0]  # 2*[4,5,6] + 1
+    x.copy_(torch.tensor([0.0, 0.0, 0.0]))  # x's new memory: the graph never reads it
+    g.replay()
+    assert y.tolist() == [9.0, 11.0, 13.0]
+    assert x.tolist() == [0.0, 0.0, 0.0] and old.tolist() == [4.0, 5.0, 6.0]
+
+
+def test_moving_an_output_to_new_memory_leaves_the_replay_writing_the_captured_memory():
+    x = torch.tensor([1.0, 2.0])
+    g, y = capture(lambda: x + 1)
+    old_y = y.view(2)
+    y.set_(torch.tensor([0.0, 0.0]))
+    g.replay()
+    assert old_y.tolist() == [2.0, 3.0]  # [1,2] + 1, written where y used to be
+    assert y.tolist() == [0.0, 0.0]
+
+
+def test_replay_leaves_version_counters_alone():
+    x = torch.zeros(2)
+    g, y = capture(lambda: x.add_(1) * 2)
+    versions = (x._version, y._version)
+    for _ in range(3):
+        g.replay()
+    assert x.tolist() == [3.0, 3.0] and y.tolist() == [6.0, 6.0]  # 0 + 3, then (0 + 3) * 2
+    assert (x._version, y._version) == versions
+
+
+def test_a_constant_made_inside_the_block_is_not_an_input():
+    x = torch.tensor([1.0, 2.0])
+    g, y = capture(lambda: x + torch.tensor(0.5))  # the 0.5 tensor dies after the capture
+    g.replay()  # no FreedInputWarning (an error in this module)
+    assert y.tolist() == [1.5, 2.5]
+
+
+def test_an_inplace_view_change_happens_once_at_capture_like_any_host_side_work():
+    x = torch.tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]])
+
+    def fn():
+        x.t_()  # changes x's sizes and strides, on the host: no GPU work to replay
+        return x * torch.tensor([1.0, 10.0])
+
+    g, y = capture(fn)
+    for _ in range(3):
+        g.replay()
+        assert x.shape == (3, 2)  # transposed once, at capture, not again by each replay
+        assert y.tolist() == [[1.0, 40.0], [2.0, 50.0], [3.0, 60.0]]  # x.T times [1, 10]
+
+
+# 1b. memory the program let go of: a GPU frees it ---------------------------------------------
+def test_rebinding_the_only_name_warns_that_a_gpu_would_read_freed_memory():
+    x = torch.ones(3)
+    g, y = capture(lambda: x * 10)
+    g.replay()  # x is still held: no warning (an error in this module)
+    x = torch.tensor([7.0, 8.0, 9.0])
+    z = torch.full((3,), 100.0)  # on a GPU this takes the freed memory: a replay gives 1000s
+    with pytest.warns(cuda.FreedInputWarning, match="use-after-free") as caught:
+        g.replay()
+    assert "torch.float32 tensor of shape (3,), used by aten.mul.Tensor" in str(caught[0].message)
+    assert "check_input_liveness=True" in str(caught[0].message)
+    assert y.tolist() == [10.0, 10.0, 10.0]  # the emulator kept the old 1s (see DIFFERENCES)
+    assert z.tolist() == [100.0, 100.0, 100.0]
+    assert not issubclass(cuda.FreedInputWarning, cuda.EmulatorDifferenceWarning)
+
+
+def _rebind(held):
+    held["x"] = torch.zeros(3)
+
+
+def _delete(held):
+    del held["x"]
+
+
+def _move(held):
+    held["x"].set_(torch.zeros(3))
+
+
+def _move_data(held):
+    held["x"].data = torch.zeros(3)
+
+
+@pytest.mark.parametrize("let_go", [_rebind, _delete, _move, _move_data])
+def test_each_way_of_letting_go_of_the_input_warns(let_go):
+    held = {"x": torch.ones(3)}
+    g, _ = capture(lambda: held["x"] * 10)
+    let_go(held)
+    with pytest.warns(cuda.FreedInputWarning):
+        g.replay()
+
+
+def test_a_view_or_an_autograd_saved_tensor_keeps_the_memory_as_on_a_gpu():
+    x = torch.ones(3, requires_grad=True)
+    view = x.detach()[1:]
+    loss = (x * x).sum()  # autograd saves x for the backward of x * x
+    g, y = capture(lambda: x.detach() * 10)
+    x = None
+    g.replay()  # the view and the saved tensor hold the memory: no warning
+    del view
+    g.replay()
+    del loss
+    with pytest.warns(cuda.FreedInputWarning):
+        g.replay()
+    assert y.tolist() == [10.0, 10.0, 10.0]
+
+
+def test_graphs_reading_one_input_each_notice_when_it_is_let_go_of():
+    x = torch.ones(2)
+    g1, _ = capture(lambda: x * 2)
+    g2, y2 = capture(lambda: x * 3)
+    g1.reset()  # drops g1's hold on x: g2 still sees x held by the program
+    g2.replay()
+    g3, _ = capture(lambda: x + 1)
+    x = None
+    for g in (g2, g3):
+        with pytest.warns(cuda.FreedInputWarning):
+            g.replay()
+    assert y2.tolist() == [3.0, 3.0]
+
+
+def test_graph_memory_the_program_drops_stays_in_its_pool_without_a_warning():
+    handle = cuda.graph_pool_handle()
+    x = torch.ones(2)
+    g1, out = capture(lambda: {"a": x + 1}, pool=handle)
+    g2, b = capture(lambda: out["a"] * 2, pool=handle)
+    del out["a"]  # on a GPU its block goes back to the pool, which the graphs keep reserved
+    g1.replay()
+    g2.replay()  # no FreedInputWarning (an error in this module)
+    assert b.tolist() == [4.0, 4.0]  # (1 + 1) * 2
+
+
+def test_graphed_module_backward_reads_activations_only_the_graphs_hold():
+    torch.manual_seed(0)
+    module = torch.nn.Sequential(torch.nn.Linear(3, 4), torch.nn.ReLU(), torch.nn.Linear(4, 2))
+    reference = copy.deepcopy(module)
+    graphed = cuda.make_graphed_callables(module, (torch.randn(5, 3, requires_grad=True),))
+    data = torch.randn(5, 3)
+    graphed(data.clone().requires_grad_()).sum().backward()  # no FreedInputWarning either
+    reference(data).sum().backward()
+    assert torch.allclose(module[0].weight.grad, reference[0].weight.grad)
+
+
+needs_liveness_check = pytest.mark.skipif(
+    not graphs._HAS_LIVENESS_CHECK,
+    reason=f"torch {torch.__version__} has no check_input_liveness (torch 2.13 added it)",
+)
+
+
+@needs_liveness_check
+def test_check_input_liveness_refuses_the_replay_as_torch_does():
+    x = torch.ones(3)
+    g, y = capture(lambda: x * 10, check_input_liveness=True)
+    g.replay()
+    x.copy_(torch.full((3,), 2.0))  # a replay that ran would now give 20s
+    x = torch.tensor([7.0, 8.0, 9.0])
+    with pytest.raises(RuntimeError, match=r"^CUDA graph replay detected 1 dead tensor\(s\)\. "):
+        g.replay()
+    assert y.tolist() == [10.0, 10.0, 10.0]  # refused before running
+
+
+@needs_liveness_check
+def test_check_input_liveness_counts_dead_tensors_by_address_like_torch():
+    x = torch.arange(4.0)
+    g = cuda.CUDAGraph()
+    side = cuda.Stream()
+    with cuda.stream(side):
+        g.capture_begin(check_input_liveness=True)
+        y = x[:2] + x[2:]  # two tensors on one storage, at two addresses
+        g.capture_end()
+    x = None
+    with pytest.raises(CaptureError, match="detected 2 dead tensor"):
+        g.replay()
+    assert torch.isnan(y).all()  # never replayed
+
+
+def test_check_input_liveness_needs_a_torch_that_has_it(monkeypatch):
+    monkeypatch.setattr(graphs, "_HAS_LIVENESS_CHECK", False)
+    with pytest.raises(TypeError, match="unexpected keyword argument 'check_input_liveness'"):
+        cuda.graph(cuda.CUDAGraph(), check_input_liveness=True)
+    with pytest.raises(TypeError, match=r"torch 2\.13 added it"):
+        cuda.CUDAGraph().capture_begin(check_input_liveness=True)
+    cuda.graph(cuda.CUDAGraph(), check_input_liveness=False)  # the default is always accepted
 
 
 # 2. outputs ------------------------------------------------------------------------------------

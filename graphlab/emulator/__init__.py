@@ -3,13 +3,16 @@
 It offers the names lessons use from ``torch.cuda`` (``CUDAGraph``, ``graph``, ``Stream``,
 ``stream``, ``current_stream``, ``Event``, ``synchronize``, ``graph_pool_handle``,
 ``make_graphed_callables``, ...) with the same *semantics*: capture records the operations of a
-block without doing them; each replay re-runs them on the very same tensors, so new data must be
+block without doing them; each replay re-runs them on the very same memory (not the tensor
+objects: ``set_``, ``.data =`` or rebinding a name does not redirect it), so new data must be
 copied into the captured inputs, the next replay overwrites the outputs, in-place updates
 accumulate, random ops draw fresh numbers, shapes are frozen, Python code ran once at capture,
 and anything that needs the host inside a capture fails with the CUDA error a GPU gives.
 
 It never says anything about speed: ``Event.elapsed_time`` raises. Where it cannot behave like a
-GPU it warns once (see :mod:`graphlab.emulator.differences`).
+GPU it warns once (see :mod:`graphlab.emulator.differences`); a replay of memory the program has
+let go of, which a GPU would read after freeing it, warns each time with
+:class:`FreedInputWarning`.
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ from .graphed_callables import make_graphed_callables
 from .graphs import CUDAGraph, graph, is_current_stream_capturing
 from .optimizers import allow_capturable_optimizers
 from .pools import empty_cache, graph_pool_handle, memory_snapshot
+from .storages import FreedInputWarning
 from .streams import (
     Event,
     Stream,
@@ -42,6 +46,7 @@ __all__ = [
     "CUDAGraph",
     "EmulatorDifferenceWarning",
     "Event",
+    "FreedInputWarning",
     "Stream",
     "current_stream",
     "default_stream",

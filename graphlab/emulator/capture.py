@@ -7,6 +7,10 @@ During a capture two torch modes are active:
 - a :class:`~torch.overrides.TorchFunctionMode` catches the Tensor methods that read a value on
   the host (``.item()``, ``.tolist()``, ``print``...), which on a GPU fail inside a capture.
 
+Every recorded step runs on graph-owned aliases of the tensors it used (see
+:mod:`graphlab.emulator.storages`), so that a replay binds to memory, as a GPU graph binds to
+addresses, and not to the program's tensor objects.
+
 A GPU does not run captured work; it only records it. The emulator must run each operation to
 learn the shapes of its outputs, so it undoes what that run changed: tensors that existed before
 the capture get their contents back at the end, tensors allocated during the capture are filled
@@ -19,7 +23,7 @@ from __future__ import annotations
 import torch
 from torch.overrides import TorchFunctionMode
 
-from graphlab.support.torch_internals import TorchDispatchMode, tree_leaves
+from graphlab.support.torch_internals import TorchDispatchMode, storage_id, tree_leaves
 
 from . import state
 from .differences import warn_once
@@ -34,8 +38,11 @@ from .host_sync import (
     op_problem,
 )
 from .replay import plan_step
+from .storages import Binder
 
 __all__ = ["Capture"]
+
+_LIFT_FRESH = torch.ops.aten.lift_fresh.default
 
 
 class Capture:
@@ -53,8 +60,9 @@ class Capture:
         self.work = {origin: 0}
         self.seen = {origin: {}}
         self.steps: list[tuple] = []
-        self.written: dict[int, torch.Tensor] = {}  # id -> every tensor a replay writes
+        self.binder = Binder()
         self.new_storages: dict[int, torch.Tensor] = {}  # data_ptr -> a tensor using it
+        self.constants: set[int] = set()  # storage ids of constants made in the block
         self._saved: dict[int, tuple] = {}  # data_ptr -> (storage, copy before capture)
         self.failure = None  # what invalidated this capture, in a few words
         self._rng = torch.random.get_rng_state()
@@ -141,16 +149,18 @@ class Capture:
         inputs = {t.untyped_storage().data_ptr() for t in _tensors((args, kwargs))}
         outputs = _tensors(out)
         for t in outputs:
-            ptr = t.untyped_storage().data_ptr()
+            storage = t.untyped_storage()
+            ptr = storage.data_ptr()
             if ptr not in inputs and ptr not in self.new_storages:
                 self.new_storages[ptr] = t
-                self.pool.add(t.untyped_storage())
+                self.pool.add(storage)
+        if func is _LIFT_FRESH:  # a constant made in the block (torch.tensor(2.0), x[m] = 0.0)
+            self.constants.add(storage_id(args[0].untyped_storage()))
         aliases = any(t.untyped_storage().data_ptr() in inputs for t in outputs)
         step = plan.step(args, kwargs, out, aliases)
         if step is not None:
-            self.steps.append(step)
-            for t in plan.written(args, kwargs) if plan.mutates else outputs:
-                self.written[id(t)] = t
+            call, step_args, step_kwargs = step
+            self.steps.append((call, *self.binder.bind((step_args, step_kwargs), func)))
         self.work[state.current] += 1
         return out
 

@@ -41,6 +41,15 @@ DIFFERENCES: dict[str, str] = {
         "capture_error_mode other than 'global' is accepted but has no effect: the emulator "
         "has one thread of work and applies the same checks in every mode."
     ),
+    "freed_inputs": (
+        "memory a graph uses stays allocated after the program lets go of it (rebinds or deletes "
+        "the captured input's last tensor, or moves it with set_ or .data =), because the "
+        "emulator must keep it to replay. On a GPU it is freed and the next allocation may take "
+        "it: a replay then reads that tensor's values (x*10 captured, x rebound, z = 100s "
+        "allocated: the replay gives 1000s), where the emulator replays the kept values and "
+        "warns with FreedInputWarning. With check_input_liveness=True (torch 2.13+) both "
+        "refuse the replay; torch's message adds the tensor's creation and deletion tracebacks."
+    ),
     "host_tensors": (
         "every tensor counts as a GPU tensor: reading one on the host inside a capture fails "
         "even if, on a GPU machine, that tensor would have lived in CPU memory."

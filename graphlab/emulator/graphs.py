@@ -4,24 +4,40 @@ The layering follows torch: ``CUDAGraph.capture_begin/capture_end`` are the prim
 ``graph(g)`` wraps them the way ``torch.cuda.graph`` does: synchronize, switch to a side stream
 (graphs cannot be captured on the default stream), capture, and on the way out end the capture and
 switch back. As in torch, if ending the capture fails the stream is not switched back.
+
+A replay uses the memory the capture used, not the program's tensor objects, and checks first that
+the program still holds that memory (see :mod:`graphlab.emulator.storages`).
 """
 
 from __future__ import annotations
 
+import inspect
+
 import torch
 
 from graphlab.errors import CaptureError
-from graphlab.support.torch_internals import set_versions, version
 
 from . import state, streams
 from .capture import Capture
 from .differences import warn_once
 from .pools import get_pool, new_pool
+from .storages import CapturedInputs, freed_input_error, warn_freed
 from .streams import Stream, default_stream, synchronize
 
 __all__ = ["CUDAGraph", "graph", "is_current_stream_capturing"]
 
 _MODES = ("global", "thread_local", "relaxed")
+# torch 2.13 added check_input_liveness; the emulator takes it where the installed torch does.
+_HAS_LIVENESS_CHECK = "check_input_liveness" in inspect.signature(torch.cuda.graph).parameters
+
+
+def _liveness_flag(value, where: str) -> bool:
+    if value and not _HAS_LIVENESS_CHECK:
+        raise TypeError(
+            f"{where} got an unexpected keyword argument 'check_input_liveness': torch "
+            f"{torch.__version__} has no such check (torch 2.13 added it)."
+        )
+    return bool(value)
 
 
 def is_current_stream_capturing() -> bool:
@@ -30,20 +46,28 @@ def is_current_stream_capturing() -> bool:
 
 
 class CUDAGraph:
-    """A captured graph: the recorded operations, replayed on the very same tensors.
+    """A captured graph: the recorded operations, replayed on the very same memory.
 
-    The graph holds every tensor allocated during its capture (its pool) until :meth:`reset`.
+    The graph holds every storage allocated during its capture (its pool) until :meth:`reset`.
     """
 
     def __init__(self, keep_graph: bool = False):
         self._steps = None  # the recorded (callable, args, kwargs) once captured
-        self._written = ()  # the tensors a replay writes
-        self._held = ()  # tensors allocated during capture: the graph's share of its pool
+        self._held = ()  # storages allocated during capture: the graph's share of its pool
+        self._inputs = None  # the memory it uses that its capture did not allocate
+        self._check_liveness = False
         self._pool = None
         self._capture = None
 
-    def capture_begin(self, pool=None, capture_error_mode: str = "global") -> None:
-        """Begin capturing the work submitted to the current stream."""
+    def capture_begin(
+        self, pool=None, capture_error_mode: str = "global", check_input_liveness: bool = False
+    ) -> None:
+        """Begin capturing the work submitted to the current stream.
+
+        ``check_input_liveness=True`` (where torch has it) makes a replay raise, instead of warn,
+        when the program no longer holds memory the graph reads.
+        """
+        check = _liveness_flag(check_input_liveness, "capture_begin()")
         if state.capture is not None:
             raise CaptureError(
                 "Another capture is under way: end it (capture_end, or leave its `with "
@@ -69,6 +93,7 @@ class CUDAGraph:
         if pool is not None:
             warn_once("shared_pool_reuse")
         self._pool = get_pool(pool) if pool is not None else new_pool()
+        self._check_liveness = check
         self._capture = Capture(state.current, self._pool)
         self._capture.start()
 
@@ -87,33 +112,35 @@ class CUDAGraph:
         if unjoined:
             raise cap.unjoined_error(unjoined)
         self._steps = cap.steps
-        # (tensors made under torch.inference_mode have no version counter to keep)
-        self._written = tuple(t for t in cap.written.values() if not t.is_inference())
-        self._held = tuple(cap.new_storages.values())
+        self._held = tuple(t.untyped_storage() for t in cap.new_storages.values())
+        self._inputs = CapturedInputs(cap.binder, cap.constants)
 
     def instantiate(self) -> None:
         """Nothing to do: the emulator replays its recording directly."""
 
     def replay(self) -> None:
-        """Re-run every recorded operation, in order, on the captured tensors."""
+        """Re-run every recorded operation, in order, on the captured memory."""
         if self._steps is None:
             raise CaptureError(
                 "Called CUDAGraph.replay() without a preceding successful capture: capture "
                 "first, e.g. `with cuda.graph(g): out = fn(static_input)`."
             )
-        # A GPU replay writes memory behind autograd's back: it builds no autograd history and
-        # leaves the tensors' version counters alone, so neither does this one.
-        versions = [version(t) for t in self._written]
-        with torch.inference_mode():  # also lets it write tensors captured in inference mode
+        freed = self._inputs.freed()
+        if freed:
+            if self._check_liveness:
+                raise freed_input_error(freed)
+            warn_freed(freed)
+        # A GPU replay writes memory behind autograd's back: it builds no autograd history, and
+        # the graph's aliases leave the program's tensors' version counters alone.
+        with torch.inference_mode():
             for op, args, kwargs in self._steps:
                 op(*args, **kwargs)
-        set_versions(self._written, versions)
 
     def reset(self) -> None:
-        """Drop the recording and release this graph's hold on its pool's tensors."""
+        """Drop the recording and release this graph's hold on its pool's storages."""
         self._steps = None
-        self._written = ()
         self._held = ()
+        self._inputs = None
 
     def pool(self):
         """The id of this graph's memory pool; pass it as ``pool=`` to share the pool."""
@@ -128,12 +155,21 @@ class graph:
     Arguments are those of ``torch.cuda.graph``: ``pool`` shares a memory pool (from
     ``graph_pool_handle()`` or ``other_graph.pool()``), ``stream`` is the side stream to capture
     on (by default one shared by all captures), ``capture_error_mode`` is accepted for
-    compatibility.
+    compatibility, and ``check_input_liveness=True`` (torch 2.13+) makes a replay whose input
+    memory the program has let go of raise, as torch does, instead of warn.
     """
 
     default_capture_stream: Stream | None = None
 
-    def __init__(self, cuda_graph: CUDAGraph, pool=None, stream=None, capture_error_mode="global"):
+    def __init__(
+        self,
+        cuda_graph: CUDAGraph,
+        pool=None,
+        stream=None,
+        capture_error_mode="global",
+        check_input_liveness: bool = False,
+    ):
+        self.check_input_liveness = _liveness_flag(check_input_liveness, "graph.__init__()")
         if stream is None and graph.default_capture_stream is None:
             graph.default_capture_stream = Stream(_internal=True)
         self.cuda_graph = cuda_graph
@@ -146,7 +182,11 @@ class graph:
         synchronize()  # as torch does: finish pending work; inside another capture this fails
         self._stream_ctx = streams.stream(self.capture_stream)
         self._stream_ctx.__enter__()
-        self.cuda_graph.capture_begin(self.pool, capture_error_mode=self.capture_error_mode)
+        self.cuda_graph.capture_begin(
+            self.pool,
+            capture_error_mode=self.capture_error_mode,
+            check_input_liveness=self.check_input_liveness,
+        )
 
     def __exit__(self, *exc) -> None:
         self.cuda_graph.capture_end()

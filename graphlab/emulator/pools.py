@@ -6,9 +6,9 @@ them reserved for as long as the graph exists; ``CUDAGraph.reset()`` (or deletin
 them back once no tensor uses them. Graphs can share one pool (``graph_pool_handle()``), which is
 how several graphs avoid each reserving their own memory.
 
-The emulator's graphs hold the very tensor objects they replay into, so a pool here is the set of
-storages allocated during captures into it; its size is their bytes. ``memory_snapshot()`` reports
-them in the shape of ``torch.cuda.memory_snapshot()`` (one segment per storage, with
+The emulator's graphs hold the storages they replay into, so a pool here is the set of storages
+allocated during captures into it; its size is their bytes. ``memory_snapshot()`` reports them in
+the shape of ``torch.cuda.memory_snapshot()`` (one segment per storage, with
 ``segment_pool_id``), so the same code measures a pool on both backends.
 """
 
@@ -19,7 +19,15 @@ import weakref
 
 from .differences import warn_once
 
-__all__ = ["Pool", "empty_cache", "get_pool", "graph_pool_handle", "memory_snapshot", "new_pool"]
+__all__ = [
+    "Pool",
+    "empty_cache",
+    "get_pool",
+    "graph_pool_handle",
+    "in_a_pool",
+    "memory_snapshot",
+    "new_pool",
+]
 
 _ids = itertools.count(1)
 _pools: dict[tuple[int, int], Pool] = {}
@@ -44,6 +52,11 @@ class Pool:
     def nbytes(self) -> int:
         return sum(s.nbytes() for s in self.storages())
 
+    def has(self, storage) -> bool:
+        """Whether ``storage`` was allocated in this pool (by a capture into it)."""
+        ref = self._storages.get(storage.data_ptr())
+        return ref is not None and ref() is storage  # torch keeps one Python object per storage
+
 
 def graph_pool_handle() -> tuple[int, int]:
     """A new pool id to pass as ``pool=`` to several captures, so that their graphs share it."""
@@ -65,6 +78,11 @@ def get_pool(pool_id) -> Pool:
     if key not in _pools:
         _pools[key] = Pool(key)
     return _pools[key]
+
+
+def in_a_pool(storage) -> bool:
+    """Whether ``storage`` was allocated during a capture: graph memory, not the program's."""
+    return any(pool.has(storage) for pool in _pools.values())
 
 
 def memory_snapshot() -> list[dict]:

@@ -1,7 +1,8 @@
 """How each recorded operation is replayed, decided once per aten op.
 
 A GPU replay re-runs each kernel on the same addresses. The emulator re-runs each recorded aten op
-on the same tensor objects, writing into the tensors it produced at capture:
+on the same memory (through the graph's own aliases of the tensors it used, see
+:mod:`graphlab.emulator.storages`), writing into the outputs it produced at capture:
 
 - an op that writes one of its arguments (``add_``, ``copy_``, ``out=`` forms, optimizer
   ``_foreach_*_`` ops) is simply called again, so its writes accumulate replay after replay;
@@ -10,7 +11,8 @@ on the same tensor objects, writing into the tensors it produced at capture:
   Python) or the aten ``out`` overload, whichever is first found at capture to give exactly the
   captured result; otherwise (and for losses, whose ``out=`` forms resize a temporary and warn on
   every call) it is computed and copied into the output;
-- views and ``empty`` allocations do no work on a GPU and are not replayed at all.
+- views, ``empty`` allocations and in-place changes of a tensor's view (``unsqueeze_``, ``t_``,
+  ``set_``...) do no work on a GPU and are not replayed at all.
 """
 
 from __future__ import annotations
@@ -48,7 +50,7 @@ class Plan:
     written_args: tuple[tuple[int, str], ...]  # (position, name) of arguments the op writes
     out_op: object = None  # the op's out= overload, when its arguments match
     out_names: tuple[str, ...] = ()
-    allocation: bool = False
+    no_work: bool = False  # an allocation or an in-place view change: nothing for a GPU to run
     random: bool = False  # draws random numbers: its out= form cannot be checked against it
 
     @property
@@ -64,7 +66,7 @@ class Plan:
         """``(callable, args, kwargs)`` that replays this call, or None if it does no work."""
         if self.mutates:
             return self.func, args, kwargs
-        if self.allocation or aliases or not _has_tensor(out):
+        if self.no_work or aliases or not _has_tensor(out):
             return None
         if self.out_op is not None and not self.random:
             outs = out if len(self.out_names) > 1 else (out,)
@@ -86,6 +88,8 @@ class Plan:
 @cache
 def plan_step(func) -> Plan:
     """The :class:`Plan` for aten op overload ``func``."""
+    if torch.Tag.inplace_view in func.tags:
+        return Plan(func, (), no_work=True)
     schema = op_schema(func)
     written = tuple(
         (i, a.name)
@@ -95,7 +99,7 @@ def plan_step(func) -> Plan:
     if written:
         return Plan(func, written)
     if func in _ALLOCATIONS:
-        return Plan(func, (), allocation=True)
+        return Plan(func, (), no_work=True)
     out_op, out_names = _out_overload(func)
     random = torch.Tag.nondeterministic_seeded in func.tags
     return Plan(func, (), out_op, out_names, random=random)

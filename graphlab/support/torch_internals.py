@@ -34,6 +34,8 @@ __all__ = [
     "public_function",
     "release_pool",
     "set_versions",
+    "storage_id",
+    "storage_use_count",
     "tree_flatten",
     "tree_leaves",
     "tree_map_only",
@@ -80,6 +82,8 @@ def check() -> None:
         "torch._C._autograd._unsafe_set_version_counter": (
             lambda: torch._C._autograd._unsafe_set_version_counter
         ),
+        "torch._C._storage_Use_Count": lambda: torch._C._storage_Use_Count,
+        "UntypedStorage._cdata": lambda: torch.empty(1).untyped_storage()._cdata,
         "OpOverload._schema": lambda: torch.ops.aten.add.Tensor._schema,
         "OpOverload._overloadname": lambda: torch.ops.aten.add.Tensor._overloadname,
         f"{_CAPTURABLE_MODULE}.{_CAPTURABLE_CHECK}": lambda: getattr(
@@ -126,6 +130,17 @@ def set_versions(tensors: Sequence[torch.Tensor], versions: Sequence[int]) -> No
             setter(tensor, v)
     else:
         setter(tuple(tensors), tuple(versions))
+
+
+def storage_id(storage: torch.UntypedStorage) -> int:
+    """The address of a storage's C++ object: one id per storage while it is alive."""
+    return storage._cdata
+
+
+def storage_use_count(sid: int) -> int:
+    """How many references the storage with id ``sid`` has: tensors, views, saved tensors, and
+    its Python object (always, from torch 2.13; while something holds it, on torch 2.5)."""
+    return torch._C._storage_Use_Count(sid)
 
 
 def capturable_devices_hook() -> tuple[str, str]:

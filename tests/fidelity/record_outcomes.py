@@ -4,9 +4,14 @@ On the H200 (from the project root)::
 
     python tests/fidelity/record_outcomes.py tests/fidelity/h200_outcomes.json
 
-On a machine without a GPU the same command runs the scenarios on the CPU emulator (useful to see
-what the emulator does; the committed file must come from the GPU). The file is written to a
-temporary name first and renamed, so an interrupted run never leaves a partial file.
+It records every scenario, new ones included. ``01f_input_liveness_check`` needs torch 2.13+ on
+the GPU (``check_input_liveness``); under an older torch it records ``supported: false`` and the
+script says so.
+
+On a machine without a GPU the same script runs the scenarios on the CPU emulator, which is useful
+to see what the emulator does, but it refuses to write ``h200_outcomes.json`` there: the committed
+file must come from the GPU. The file is written to a temporary name first and renamed, so an
+interrupted run never leaves a partial file.
 """
 
 from __future__ import annotations
@@ -15,7 +20,6 @@ import datetime
 import json
 import platform
 import sys
-import warnings
 from pathlib import Path
 
 import torch
@@ -28,6 +32,8 @@ from scenarios import run_all
 from graphlab.backend import backend, cuda_module
 from graphlab.support.atomic import write_text_atomically
 
+COMMITTED = "h200_outcomes.json"
+
 
 def main(argv: list[str]) -> int:
     if len(argv) != 1:
@@ -35,9 +41,14 @@ def main(argv: list[str]) -> int:
         return 2
     out = Path(argv[0])
     live = backend()
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # the emulator's one-time difference notes
-        outcomes = run_all(cuda_module(), live.device)
+    if not live.is_cuda and out.name == COMMITTED:
+        print(
+            f"refusing to write {out} from the {live.name} backend: {COMMITTED} holds GPU "
+            "outcomes only. Write the emulator's outcomes to another file.",
+            file=sys.stderr,
+        )
+        return 2
+    outcomes = run_all(cuda_module(), live.device)
     meta = {
         "backend": live.name,
         "gpu": live.gpu,
@@ -50,7 +61,10 @@ def main(argv: list[str]) -> int:
     text = json.dumps({"meta": meta, "outcomes": outcomes}, indent=2, sort_keys=True) + "\n"
     write_text_atomically(out, text)
     crashed = [name for name, o in outcomes.items() if "scenario_crashed" in o]
+    unsupported = [name for name, o in outcomes.items() if o.get("supported") is False]
     print(f"wrote {out} ({live}); {len(outcomes)} scenarios, crashed: {crashed or 'none'}")
+    if unsupported:
+        print(f"not supported by torch {torch.__version__}, recorded as such: {unsupported}")
     return 0
 
 

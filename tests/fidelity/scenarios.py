@@ -15,7 +15,9 @@ from __future__ import annotations
 
 import copy
 import gc
+import inspect
 import io
+import warnings
 
 import torch
 import torch.nn.functional as F
@@ -28,6 +30,7 @@ from graphlab.timing.side_stream import side_stream
 __all__ = [
     "SCENARIOS",
     "run_all",
+    "run_one",
 ]
 
 
@@ -69,6 +72,13 @@ def _captured(cuda, fn) -> tuple:
     with cuda.graph(g):
         out = fn()
     return g, out
+
+
+def _replayed(cuda, g, y) -> list:
+    """Replay ``g``, wait for it, and read its output ``y``."""
+    g.replay()
+    cuda.synchronize()
+    return _values(y)
 
 
 def _recover(cuda) -> bool:
@@ -119,17 +129,11 @@ def static_inputs(cuda, device) -> dict:
         return 2 * t + 1
 
     g, y = _captured(cuda, lambda: fn(x))
-    g.replay()
-    cuda.synchronize()
-    first = _values(y)
+    first = _replayed(cuda, g, y)
     x = torch.full((4,), 10.0, device=device)  # rebinding: the graph still reads captured_x
-    g.replay()
-    cuda.synchronize()
-    after_rebind = _values(y)
+    after_rebind = _replayed(cuda, g, y)
     captured_x.copy_(torch.tensor([0.0, 1.0, 2.0, 3.0], device=device))
-    g.replay()
-    cuda.synchronize()
-    after_copy = _values(y)
+    after_copy = _replayed(cuda, g, y)
     return {
         "after_first_replay": first,
         "after_rebind": after_rebind,
@@ -137,6 +141,105 @@ def static_inputs(cuda, device) -> dict:
         "stale_input_reproduced": after_rebind == first,
         "copy_changes_result": after_copy != first,
     }
+
+
+# 1b, 1c ---------------------------------------------------------------------------------------
+def _rebind_storage(cuda, device, move) -> dict:
+    """``move(x, new)`` points the captured tensor object at new memory; a view keeps the old."""
+    x = torch.full((4,), 1.0, device=device)
+    old = x.view(4)  # another tensor on the captured memory: it stays allocated
+    g, y = _captured(cuda, lambda: 2 * x + 1)
+    move(x, torch.full((4,), 10.0, device=device))
+    after_move = _replayed(cuda, g, y)
+    old.copy_(torch.tensor([0.0, 1.0, 2.0, 3.0], device=device))
+    after_old_view_write = _replayed(cuda, g, y)
+    x.copy_(torch.full((4,), 5.0, device=device))  # the new memory: the graph never reads it
+    return {
+        "after_move": after_move,
+        "after_write_through_old_view": after_old_view_write,
+        "after_write_to_moved_tensor": _replayed(cuda, g, y),
+        "moved_tensor_values": _values(x),
+        "old_view_values": _values(old),
+        "old_view_still_shares_memory": old.data_ptr() == x.data_ptr(),
+    }
+
+
+def set_keeps_captured_memory(cuda, device) -> dict:
+    """After static_x.set_(new), a replay still reads the memory that was captured."""
+    return _rebind_storage(cuda, device, lambda x, new: x.set_(new))
+
+
+def data_assignment_keeps_captured_memory(cuda, device) -> dict:
+    """After static_x.data = new, a replay still reads the memory that was captured."""
+    return _rebind_storage(cuda, device, lambda x, new: setattr(x, "data", new))
+
+
+# 1d ------------------------------------------------------------------------------------------
+def old_view_after_rebinding(cuda, device) -> dict:
+    """A view taken before rebinding the name keeps the input alive, and writes through it count."""
+    x = torch.full((3,), 2.0, device=device)
+    view = x[:]
+    g, y = _captured(cuda, lambda: x * 10)
+    x = torch.full((3,), 7.0, device=device)  # the name moves on; the view holds the memory
+    after_rebind = _replayed(cuda, g, y)
+    view.copy_(torch.tensor([1.0, 2.0, 3.0], device=device))
+    return {
+        "after_rebind": after_rebind,
+        "after_write_through_view": _replayed(cuda, g, y),
+        "rebound_name_values": _values(x),
+    }
+
+
+# 1e ------------------------------------------------------------------------------------------
+def _rebind_then_allocate(cuda, device) -> tuple[list, bool]:
+    x = torch.ones(3, device=device)
+    g, y = _captured(cuda, lambda: x * 10)
+    captured_address = x.data_ptr()
+    x = torch.tensor([7.0, 8.0, 9.0], device=device)  # the captured memory is freed
+    z = torch.full((3,), 100.0, device=device)  # ... and may be handed out again
+    return _replayed(cuda, g, y), z.data_ptr() == captured_address
+
+
+def freed_input_reused(cuda, device) -> dict:
+    """Rebinding the only name of a captured input frees it; a replay reads the next tensor there.
+
+    Five trials of: x = ones(3); capture y = x * 10; x = tensor([7, 8, 9]); z = full(100); replay.
+    On a GPU, y shows what the freed memory holds at replay: z's 100s make it 1000s. (Safe to run:
+    torch's caching allocator keeps freed blocks reserved, and the replay only reads there.) The
+    emulator keeps the memory (it must, to replay) and warns instead; see
+    graphlab.emulator.DIFFERENCES.
+    """
+    trials = [_rebind_then_allocate(cuda, device) for _ in range(5)]
+    return {
+        "y_after_replay": [y for y, _ in trials],
+        "z_given_the_captured_address": [reused for _, reused in trials],
+    }
+
+
+# 1f ------------------------------------------------------------------------------------------
+def input_liveness_check(cuda, device) -> dict:
+    """torch.cuda.graph(g, check_input_liveness=True) refuses a replay whose input was freed."""
+    if "check_input_liveness" not in inspect.signature(torch.cuda.graph).parameters:
+        return {"supported": False, "info_torch": torch.__version__}
+    x = torch.ones(3, device=device)
+    _warmup(cuda, lambda: x * 10)
+    g = cuda.CUDAGraph()
+    with cuda.graph(g, check_input_liveness=True):
+        y = x * 10
+    out = {"supported": True, "first_replay": _replayed(cuda, g, y)}
+    x = torch.tensor([7.0, 8.0, 9.0], device=device)
+    try:
+        g.replay()
+        cuda.synchronize()
+    except Exception as exc:
+        out.update(_error(exc))
+        out["message_starts_as_torch"] = str(exc).startswith(
+            "CUDA graph replay detected 1 dead tensor(s)."
+        )
+    else:
+        out["raised"] = False
+    out["output_after_refused_replay"] = _values(y)
+    return out
 
 
 # 2 -------------------------------------------------------------------------------------------
@@ -603,6 +706,11 @@ def graphed_callables(cuda, device) -> dict:
 
 SCENARIOS = {
     "01_static_inputs": static_inputs,
+    "01b_set_keeps_captured_memory": set_keeps_captured_memory,
+    "01c_data_assignment_keeps_captured_memory": data_assignment_keeps_captured_memory,
+    "01d_old_view_after_rebinding": old_view_after_rebinding,
+    "01e_freed_input_reused": freed_input_reused,
+    "01f_input_liveness_check": input_liveness_check,
     "02_outputs_overwritten": outputs_overwritten,
     "03_inplace_accumulates": inplace_accumulates,
     "04_random_ops": random_ops,
@@ -618,13 +726,18 @@ SCENARIOS = {
 }
 
 
-def run_all(cuda, device) -> dict:
-    """Run every scenario; a scenario that crashes is recorded as such and the next one runs."""
-    outcomes = {}
-    for name, scenario in SCENARIOS.items():
+def run_one(name: str, cuda, device) -> tuple[dict, list]:
+    """Run scenario ``name``: its outcome (a crash recorded as such) and every warning it gave."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
         try:
-            outcomes[name] = scenario(cuda, device)
+            outcome = SCENARIOS[name](cuda, device)
         except Exception as exc:
-            outcomes[name] = {"scenario_crashed": f"{type(exc).__name__}: {exc}"[:500]}
+            outcome = {"scenario_crashed": f"{type(exc).__name__}: {exc}"[:500]}
             _recover(cuda)
-    return outcomes
+    return outcome, caught
+
+
+def run_all(cuda, device) -> dict:
+    """Run every scenario, in order; a scenario that crashes does not stop the next one."""
+    return {name: run_one(name, cuda, device)[0] for name in SCENARIOS}
