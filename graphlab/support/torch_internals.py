@@ -13,7 +13,7 @@ Tested on torch 2.5 and 2.13 (CPU) and torch 2.11 (NVIDIA H200, CUDA 13).
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from typing import Any
 
 import torch
@@ -33,14 +33,12 @@ __all__ = [
     "overload_name",
     "public_function",
     "release_pool",
-    "set_versions",
     "storage_id",
     "storage_use_count",
     "tree_flatten",
     "tree_leaves",
     "tree_map_only",
     "tree_unflatten",
-    "version",
 ]
 
 #: The torch releases graphlab's test suite runs on.
@@ -79,9 +77,6 @@ def check() -> None:
     """Raise :class:`TorchInternalsError` naming the first private API this torch lacks."""
     required = {
         "torch._C._VariableFunctions": lambda: torch._C._VariableFunctions,
-        "torch._C._autograd._unsafe_set_version_counter": (
-            lambda: torch._C._autograd._unsafe_set_version_counter
-        ),
         "torch._C._storage_Use_Count": lambda: torch._C._storage_Use_Count,
         "UntypedStorage._cdata": lambda: torch.empty(1).untyped_storage()._cdata,
         "OpOverload._schema": lambda: torch.ops.aten.add.Tensor._schema,
@@ -110,26 +105,6 @@ def op_schema(op: Any) -> Any:
 def overload_name(op: Any) -> str:
     """An aten overload's own name: ``"Tensor"`` for ``aten.add.Tensor``."""
     return op._overloadname
-
-
-def version(tensor: torch.Tensor) -> int:
-    """How many times autograd has seen ``tensor`` written in place."""
-    return tensor._version
-
-
-def set_versions(tensors: Sequence[torch.Tensor], versions: Sequence[int]) -> None:
-    """Put back the version counters of ``tensors`` (written behind autograd's back).
-
-    torch 2.6 changed this hook to take sequences; torch 2.5 takes one tensor at a time. The
-    signature is read from the binding's docstring rather than tried: a failed call's message
-    prints the tensors, which a capture in progress would refuse.
-    """
-    setter = torch._C._autograd._unsafe_set_version_counter
-    if "(arg0: torch.Tensor," in (setter.__doc__ or ""):
-        for tensor, v in zip(tensors, versions, strict=True):
-            setter(tensor, v)
-    else:
-        setter(tuple(tensors), tuple(versions))
 
 
 def storage_id(storage: torch.UntypedStorage) -> int:
