@@ -1,6 +1,7 @@
-"""The course notebooks' structure: the lessons the course lists, each with its question, an
-exercise in the exercise2 convention whose checker exists, a summary, and links derived from the
-one repository URL in pyproject.toml."""
+"""The course notebooks' structure: the lessons the course lists, each with its question,
+exercises whose solutions wait behind the ``%%solution`` magic and whose checkers exist, a warm-up
+before every capture, a summary, links derived from the one repository URL in pyproject.toml, and
+tracked files that running a lesson does not churn."""
 
 from __future__ import annotations
 
@@ -62,25 +63,50 @@ def test_lesson_ends_with_a_summary(lesson):
     assert last_markdown.source.startswith("## Summary")
 
 
-def test_exercises_follow_the_exercise2_convention(lesson):
-    """A visible stub (solution2_first) raising NotImplementedError, then the solution (hidden for
-    exercise2, collapsed for JupyterLab, a toggle for Jupyter Book), then a cell calling a graphlab
-    checker, so that running top to bottom checks the solution."""
+def test_exercises_hide_their_solution_behind_the_solution_magic(lesson):
+    """A visible stub raising NotImplementedError, then the collapsed solution, which starts with
+    ``%%solution <checker>`` so that it runs only when revealed (or under the test configuration),
+    then a cell calling that checker."""
     name, nb = lesson
     cells = nb.cells
-    starts = [i for i, c in enumerate(cells) if c.metadata.get("solution2_first") is True]
-    assert starts, f"{name} has no exercise"
-    for i in starts:
-        stub, solution, check = cells[i], cells[i + 1], cells[i + 2]
-        assert stub.cell_type == "code" and "raise NotImplementedError" in stub.source
-        assert stub.metadata.get("solution2") == "hidden"
-        assert solution.cell_type == "code"
-        assert solution.metadata.get("solution2") == "hidden"
-        assert solution.metadata.get("jupyter") == {"source_hidden": True}  # collapsed in Lab
-        assert "hide-cell" in solution.metadata.get("tags", [])  # Jupyter Book's toggle
-        assert "solution2_first" not in solution.metadata
+    solutions = [i for i, c in enumerate(cells) if c.metadata.get("graphlab", {}).get("role")]
+    assert solutions, f"{name} has no exercise"
+    for i in solutions:
+        stub, solution, check = cells[i - 1], cells[i], cells[i + 1]
+        exercise = solution.metadata["graphlab"]["exercise"]
+        assert solution.metadata["graphlab"] == {"role": "solution", "exercise": exercise}
+        assert exercise in checks.__all__
+        assert solution.metadata["jupyter"] == {"source_hidden": True}
+        assert solution.metadata["tags"] == ["solution"]
+        assert solution.source.split("\n", 1)[0] == f"%%solution {exercise}"
         assert "NotImplementedError" not in solution.source
-        assert re.search(r"\bcheck_\w+\(", check.source), f"{name}: no checker after the solution"
+        assert stub.cell_type == "code" and "raise NotImplementedError" in stub.source
+        assert "graphlab" not in stub.metadata
+        assert check.cell_type == "code" and f"{exercise}(" in check.source
+
+
+def test_no_cell_keeps_the_exercise2_convention(lesson):
+    name, nb = lesson
+    for cell in nb.cells:
+        assert not {"solution2", "solution2_first"} & set(cell.metadata), name
+        assert "hide-cell" not in cell.metadata.get("tags", []), name
+        assert "exercise2" not in cell.source, name
+        is_solution = cell.metadata.get("graphlab", {}).get("role") == "solution"
+        assert cell.source.startswith("%%solution") == is_solution, name
+
+
+def test_lesson_loads_the_extension_in_its_setup_cell(lesson):
+    # The cell after the install cell defines %%solution for every exercise below it.
+    _, nb = lesson
+    assert code_cells(nb)[1].source.startswith("%load_ext graphlab\n")
+
+
+def test_every_capture_is_warmed_up_on_a_side_stream(lesson):
+    name, nb = lesson
+    for cell in code_cells(nb):
+        if re.search(r"with (torch\.)?cuda\.graph\(", cell.source):
+            warmed = re.search(r"warm_up\(|cuda\.stream\(side\)", cell.source)
+            assert warmed, f"{name}: a capture without a warm-up:\n{cell.source}"
 
 
 def test_every_checker_is_used_by_a_lesson_and_exists():
@@ -94,12 +120,36 @@ def test_every_checker_is_used_by_a_lesson_and_exists():
 def test_checked_cells_print_no_addresses_or_stderr(lesson):
     name, nb = lesson
     for cell in code_cells(nb):
-        if not cell.source.startswith("# NBVAL_CHECK_OUTPUT"):
+        assert "NBVAL_CHECK_OUTPUT" not in cell.source  # the cell tag replaces the comment
+        if "nbval-check-output" not in cell.metadata.get("tags", []):
             continue
         for out in cell.get("outputs", []):
             assert out.get("name") != "stderr", f"{name}: a checked cell writes to stderr"
             assert out.output_type != "error", f"{name}: a checked cell stored an error"
             assert not re.search(r"0x[0-9a-f]{6,}", str(out.get("text", "")))
+
+
+def test_lesson_files_stay_small_and_carry_no_per_run_metadata(lesson):
+    # Running a lesson elsewhere must not rewrite the tracked file for nothing: the kernel's Python
+    # version lives in metadata.graphlab (tools/stamp_notebooks.py), and cells carry no timestamps.
+    name, nb = lesson
+    assert (NOTEBOOKS / name).stat().st_size < 1_000_000
+    assert "version" not in nb.metadata.get("language_info", {})
+    assert all("execution" not in cell.metadata for cell in nb.cells)
+
+
+def test_stored_outputs_name_no_installation_path(lesson):
+    name, nb = lesson
+    for cell in code_cells(nb):
+        for out in cell.get("outputs", []):
+            text = str(out.get("text", "")) + str(out.get("data", {}).get("text/plain", ""))
+            assert "site-packages" not in text, f"{name}: a stored output names a machine path"
+
+
+@pytest.mark.parametrize("name", [LESSONS[i] for i in (2, 3, 4, 7, 8)])
+def test_lesson_draws_a_static_picture_with_matplotlib(name):
+    sources = [cell.source for cell in code_cells(load(name))]
+    assert any("import matplotlib.pyplot as plt" in s and "plt.show()" in s for s in sources)
 
 
 def test_install_cell_and_colab_badge_come_from_the_repository_url(lesson):

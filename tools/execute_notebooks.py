@@ -6,14 +6,18 @@ Run on the GPU machine to store real GPU outputs in the notebooks before committ
     python tools/execute_notebooks.py notebooks/02_static_inputs.ipynb
 
 Each notebook runs in a fresh kernel (the ``python3`` kernelspec: the Python running this script)
-with ``notebooks/`` as its working directory; the solutions are part of the notebooks, so every
-checker runs against them. Live widget state is not stored (each widget's static figure is). A
-notebook that raises is reported and left unchanged on disk. Prints
-each notebook's wall time; exits 1 if any failed.
+with ``notebooks/`` as its working directory. The kernel inherits ``GRAPHLAB_RUN_SOLUTIONS=1``, so
+the ``%%solution`` cells run (for a learner they run only when revealed) and every checker's stored
+output is its verdict on the reference solution. Live widget state is not stored (each widget's
+static figure is), and neither are nbclient's per-cell timestamps nor the kernel's Python version
+in ``language_info`` (``stamp_notebooks.normalise``): re-running a lesson changes its outputs and
+its provenance only. A notebook that raises is reported and left unchanged on disk. Prints each
+notebook's wall time; exits 1 if any failed.
 """
 
 from __future__ import annotations
 
+import os
 import sys
 import time
 from pathlib import Path
@@ -24,11 +28,13 @@ import nbformat
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from badges import NOTEBOOKS
-from stamp_notebooks import provenance
+from stamp_notebooks import normalise, provenance
 
 from graphlab.support.atomic import atomic_writer
 
 CELL_TIMEOUT_S = 600
+# Read by graphlab's %%solution magic: run the reference solutions, as the test configuration does.
+SOLUTIONS_ENV = {"GRAPHLAB_RUN_SOLUTIONS": "1"}
 
 
 def execute(path: Path, meta: dict) -> bool:
@@ -41,6 +47,7 @@ def execute(path: Path, meta: dict) -> bool:
         # Widget state (the live figures' full data) would add megabytes per notebook; every
         # graphlab widget also stores a static HTML figure in its output, which is kept.
         store_widget_state=False,
+        record_timing=False,
         resources={"metadata": {"path": str(path.parent)}},
     )
     start = time.perf_counter()
@@ -50,6 +57,7 @@ def execute(path: Path, meta: dict) -> bool:
         print(f"FAILED {path.name} after {time.perf_counter() - start:.1f} s:\n{error}")
         return False
     notebook.metadata["graphlab"] = dict(meta)
+    normalise(notebook)
     with atomic_writer(path) as out:
         nbformat.write(notebook, out)
     print(f"ok     {path.name}: {time.perf_counter() - start:.1f} s")
@@ -58,6 +66,7 @@ def execute(path: Path, meta: dict) -> bool:
 
 def main(argv: list[str]) -> int:
     paths = [Path(p) for p in argv] or sorted(NOTEBOOKS.glob("[0-9][0-9]_*.ipynb"))
+    os.environ.update(SOLUTIONS_ENV)  # the kernels started below inherit it
     meta = provenance()
     print(f"executing {len(paths)} notebooks on {meta.get('gpu')} ({meta['backend']} backend)")
     results = [execute(path, meta) for path in paths]

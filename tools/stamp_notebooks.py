@@ -5,6 +5,11 @@ it). Each notebook gets ``metadata["graphlab"]``: the GPU, driver, torch, CUDA a
 the date, the graphlab version and which backend produced the outputs. Readers on GitHub then
 know that the stored timings are real GPU results, and from which GPU.
 
+Stamping also normalises what an execution writes besides outputs (:func:`normalise`): the
+kernel's Python version in ``metadata.language_info.version`` and nbclient's per-cell timestamps.
+Both change on every run and every machine, so a re-run would otherwise rewrite every tracked
+lesson with no change of content; the Python version is kept once, in ``metadata.graphlab``.
+
     python tools/stamp_notebooks.py notebooks/0*.ipynb
 """
 
@@ -44,11 +49,20 @@ def provenance() -> dict[str, str]:
     return {**meta, "backend": live.name}
 
 
+def normalise(notebook) -> None:
+    """Drop what every execution rewrites without changing the lesson: the kernel's Python version
+    (``language_info.version``; the provenance keeps it) and the cells' execution timestamps."""
+    notebook.metadata.get("language_info", {}).pop("version", None)
+    for cell in notebook.cells:
+        cell.metadata.pop("execution", None)
+
+
 def stamp(paths: list[Path]) -> None:
     meta = provenance()
     for path in paths:
         notebook = nbformat.read(path, as_version=4)
         notebook.metadata["graphlab"] = dict(meta)
+        normalise(notebook)
         with atomic_writer(path) as out:
             nbformat.write(notebook, out)
         print(f"stamped {path.name}: {meta.get('gpu')}, torch {meta.get('torch')}")
