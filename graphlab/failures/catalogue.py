@@ -315,8 +315,9 @@ CATALOGUE: tuple[Failure, ...] = (
         ),
         fix=(
             "Clone what you keep: results.append(static_out.clone()). With torch.compile, clone "
-            "the result outside the compiled function, or call "
-            "torch.compiler.cudagraph_mark_step_begin() before each call."
+            "the result outside the compiled function. Only a copy keeps an output: "
+            "torch.compiler.cudagraph_mark_step_begin() merely tells torch a new iteration began, "
+            "and the next replay still overwrites the old result."
         ),
         lesson="03_outputs",
         patterns=(
