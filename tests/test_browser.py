@@ -31,7 +31,7 @@ from pathlib import Path
 
 import nbformat
 import pytest
-from nbclient import NotebookClient
+from browser.stored import execute_as_stored
 from nbconvert import HTMLExporter
 
 pytestmark = pytest.mark.browser
@@ -47,7 +47,6 @@ CHROMIUM_ARGS = [
 ]
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOK = Path(__file__).with_name("browser") / "widgets_demo.ipynb"
-SAVED_NOTEBOOK = Path(__file__).with_name("browser") / "saved_pictures.ipynb"
 SCREENSHOTS = ROOT / "test-output" / "browser"
 TOKEN = "graphlab-browser-test"
 # Generous: the first cell pays for imports (plotly, torch) in a fresh kernel on a busy machine.
@@ -293,21 +292,7 @@ def save(element, name: str) -> None:
 
 @pytest.fixture(scope="module")
 def saved_notebook(tmp_path_factory) -> Path:
-    """tests/browser/saved_pictures.ipynb executed as the lessons are stored (outputs kept, no
-    widget state), written to a file of the same name."""
-    folder = tmp_path_factory.mktemp("saved")
-    notebook = nbformat.read(SAVED_NOTEBOOK, as_version=4)
-    client = NotebookClient(
-        notebook,
-        timeout=600,
-        kernel_name="python3",
-        store_widget_state=False,
-        resources={"metadata": {"path": folder}},
-    )
-    client.execute()
-    path = folder / SAVED_NOTEBOOK.name
-    nbformat.write(notebook, path)
-    return path
+    return execute_as_stored(tmp_path_factory.mktemp("saved"))
 
 
 # TimelineView's picture is 980 CSS px wide, GapView's 600: PNGs of 2 device pixels each.

@@ -12,12 +12,11 @@ import io
 import json
 import math
 import re
-from pathlib import Path
 
 import nbformat
 import numpy as np
 import pytest
-from nbclient import NotebookClient
+from browser.stored import execute_as_stored
 from nbconvert import HTMLExporter
 from PIL import Image
 
@@ -502,8 +501,6 @@ def test_break_even_starts_from_a_bundled_recording():
 
 # ------------------------------------------------------------ static pictures in the bundle
 
-SAVED_NOTEBOOK = Path(__file__).with_name("browser") / "saved_pictures.ipynb"
-
 
 def all_widgets(eager, graph) -> dict:
     return {
@@ -639,19 +636,7 @@ def test_wrap_fits_lines_to_a_width():
 
 @pytest.fixture(scope="module")
 def saved_notebook(tmp_path_factory):
-    """tests/browser/saved_pictures.ipynb executed in a kernel, as the course's notebooks are
-    stored: outputs kept, no widget state saved."""
-    notebook = nbformat.read(SAVED_NOTEBOOK, as_version=4)
-    folder = tmp_path_factory.mktemp("saved")
-    client = NotebookClient(
-        notebook,
-        timeout=600,
-        kernel_name="python3",
-        store_widget_state=False,
-        resources={"metadata": {"path": folder}},
-    )
-    client.execute()
-    return notebook
+    return nbformat.read(execute_as_stored(tmp_path_factory.mktemp("saved")), as_version=4)
 
 
 def test_saved_notebook_shows_the_pictures_in_nbconvert_html(saved_notebook):
