@@ -2,7 +2,10 @@
 
 Run: ``python benchmarks/widgets_speed.py [--browser]``. Prints, for eager+graph timeline pairs
 of 1e3, 1e4, 1e5 and 1e6 kernels, the time to build the Timelines' gap summaries and the
-TimelineView (its plotly FigureWidget included), and the number of points sent to the browser.
+TimelineView (its plotly FigureWidget included), the number of points sent to the browser, and
+the time to draw the static PNG picture every display output carries (matplotlib, no browser).
+Then, for the bundled H200 recordings, each widget's picture: time to draw it and its size as a
+stored notebook holds it (base64), the budget being about 50-120 kB a picture.
 
 With ``--browser`` it also opens each figure in Debian's chromium (python playwright, software
 WebGL, no network: plotly.js is inlined) and prints how long ``Plotly.newPlot`` takes to draw
@@ -23,8 +26,9 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.offline import get_plotlyjs
 
+import graphlab
 from graphlab.trace.timeline import Timeline
-from graphlab.widgets import TimelineView
+from graphlab.widgets import BreakEvenExplorer, GapView, TimelineView
 from graphlab.widgets.figures import LOD_EVENTS
 
 
@@ -95,6 +99,22 @@ def browser_draw_ms(figures: list[go.Figure], folder) -> list[float]:
     return times
 
 
+def recorded_pictures() -> None:
+    """Time and stored size of each widget's picture of the bundled chain recordings."""
+    print("static pictures of the bundled H200 recordings (as stored: base64 in the notebook):")
+    print(f"{'recording':>22} {'widget':>18} {'draw s':>7} {'stored kB':>10} {'CSS px':>9}")
+    for name in ("chain_10_k4096", "chain_100_k4096", "chain_1000_k4096"):
+        recording = graphlab.recording(name)
+        for widget in (TimelineView(recording), GapView(recording), BreakEvenExplorer(recording)):
+            t0 = time.perf_counter()
+            png = widget.picture()
+            drawn = time.perf_counter() - t0
+            size = f"{png.width}x{png.height}"
+            kind = type(widget).__name__
+            print(f"{name:>22} {kind:>18} {drawn:>7.3f} {len(png.base64) / 1000:>10.1f} {size:>9}")
+            widget.close()
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--browser", action="store_true", help="also time drawing in chromium")
@@ -105,7 +125,10 @@ def main() -> None:
     warm_up = TimelineView(*synthetic_pair(10))
     cold = time.perf_counter() - t0
     print(f"first (cold) TimelineView of 10 kernels, imports included: {cold:.2f} s")
-    print(f"{'kernels':>9} {'events':>9} {'summary s':>10} {'view s':>8} {'points':>10}  mode")
+    print(
+        f"{'kernels':>9} {'events':>9} {'summary s':>10} {'view s':>8} {'points':>10} "
+        f"{'picture s':>10}  mode"
+    )
     figures = [go.Figure(warm_up.figure)]
     for n in (1_000, 10_000, 100_000, 1_000_000):
         eager, graph = synthetic_pair(n)
@@ -116,9 +139,16 @@ def main() -> None:
         t2 = time.perf_counter()
         points = sum(len(trace.x) for trace in view.figure.data)
         mode = "level of detail" if view.events > LOD_EVENTS else "every event"
-        print(f"{n:>9,} {view.events:>9,} {t1 - t0:>10.3f} {t2 - t1:>8.3f} {points:>10,}  {mode}")
+        t3 = time.perf_counter()
+        view.picture()
+        drawn = time.perf_counter() - t3
+        print(
+            f"{n:>9,} {view.events:>9,} {t1 - t0:>10.3f} {t2 - t1:>8.3f} {points:>10,} "
+            f"{drawn:>10.3f}  {mode}"
+        )
         figures.append(go.Figure(view.figure))
         view.close()
+    recorded_pictures()
     if args.browser:
         # One browser for all figures, the tiny one first: the first WebGL plot of a browser
         # also pays for shader compilation, which is not the figure's cost.

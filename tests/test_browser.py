@@ -1,13 +1,20 @@
-"""One real-browser test: graphlab's widgets rendered by JupyterLab in Debian's chromium.
+"""Real-browser tests: graphlab's widgets in JupyterLab, and their stored pictures, in Debian's
+chromium.
 
-Starts ``jupyter lab`` on 127.0.0.1 (a free port, a token, a temporary root and config), opens
-``tests/browser/widgets_demo.ipynb``, runs every cell, and checks that the plots were drawn (a
-plotly WebGL canvas, lane labels on screen), that moving the simulator playground's *kernels*
-slider with the keyboard redraws the timeline with more kernels, and that dragging a zoom box
-over a level-of-detail view makes the kernel send back the single bars of the zoomed range.
-Screenshots go to ``test-output/browser/`` (ignored by git); their paths are printed.
+Live: starts ``jupyter lab`` on 127.0.0.1 (a free port, a token, a temporary root and config),
+opens ``tests/browser/widgets_demo.ipynb``, runs every cell, and checks that the plots were drawn
+(a plotly WebGL canvas, lane labels and the legend on screen, no text cut off at a figure's
+edge), that moving the simulator playground's *kernels* slider with the keyboard redraws the
+timeline with more kernels, and that dragging a zoom box over a level-of-detail view makes the
+kernel send back the single bars of the zoomed range.
 
-Needs ``/usr/bin/chromium`` (``apt-get install chromium``, as CI does) and python playwright. No
+Stored: ``tests/browser/saved_pictures.ipynb`` is executed as the lessons are stored (no widget
+state), then read where no widget can run: its nbconvert HTML opened with every network request
+refused, and the notebook opened in JupyterLab untrusted, with no kernel. Both must show the
+widgets' PNG pictures.
+
+Screenshots go to ``test-output/browser/`` (ignored by git); their paths are printed. Needs
+``/usr/bin/chromium`` (``apt-get install chromium``, as CI does) and python playwright. No
 network is used: JupyterLab serves every asset itself, plotly's widget code ships in its wheel.
 """
 
@@ -22,7 +29,10 @@ import time
 import urllib.request
 from pathlib import Path
 
+import nbformat
 import pytest
+from browser.stored import execute_as_stored
+from nbconvert import HTMLExporter
 
 pytestmark = pytest.mark.browser
 
@@ -61,6 +71,31 @@ ALL_DRAWN_JS = """() => {
         p => p.querySelector('canvas') && p.querySelector('.yaxislayer-above text'));
 }"""
 
+# JavaScript: texts of every plot (titles, banners, legends, tick labels) that reach outside the
+# plot's figure, as [text, how far out in px].
+CUT_OFF_JS = """() => Array.from(document.querySelectorAll('.js-plotly-plot')).flatMap(plot => {
+    const figure = plot.querySelector('.main-svg').getBoundingClientRect();
+    return Array.from(plot.querySelectorAll('.infolayer text, .annotation text, .legend text'))
+        .map(t => [t.textContent, t.getBoundingClientRect()])
+        .map(([text, r]) => [text, Math.max(figure.left - r.left, r.right - figure.right,
+                                            figure.top - r.top, r.bottom - figure.bottom)])
+        .filter(([text, out]) => out > 0.5);
+})"""
+
+# JavaScript: what each output of the open notebook shows: its MIME type, and for a picture the
+# width its PNG decoded to (0 if it did not load).
+OUTPUTS_JS = """() => Array.from(document.querySelectorAll('.jp-OutputArea-output')).map(o => {
+    const img = o.querySelector('img');
+    return [o.dataset.mimeType || null, img ? img.naturalWidth : null, o.innerText.trim()];
+})"""
+
+# JavaScript: is each cell of the open notebook trusted, and which kernel does it have?
+TRUST_JS = """() => {
+    const panel = window.jupyterapp.shell.currentWidget;
+    return [Array.from(panel.content.model.cells).map(c => c.trusted),
+            panel.sessionContext.kernelDisplayName];
+}"""
+
 # JavaScript: the trace data plotly drew in the n-th plot on the page.
 GPU_BARS_JS = """([plot, name]) => {
     const gd = document.querySelectorAll('.js-plotly-plot')[plot];
@@ -90,22 +125,26 @@ def wait_for_server(base: str, proc: subprocess.Popen, log: Path) -> None:
     pytest.fail(f"jupyter lab did not answer within {SERVER_START_S} s:\n{log.read_text()[-3000:]}")
 
 
-def start_lab(tmp: Path) -> tuple[subprocess.Popen, str, Path]:
-    """jupyter lab on loopback with a token, its root, config and settings all under ``tmp``."""
+def start_lab(tmp: Path, notebook: Path, *options: str) -> tuple[subprocess.Popen, str, Path]:
+    """jupyter lab on loopback with a token, its root (holding a copy of ``notebook``), config,
+    data and settings all under ``tmp``. A fresh data folder holds no notebook signatures, so
+    a notebook counts as trusted only once its cells run in this session."""
     root = tmp / "root"
     root.mkdir()
-    shutil.copy(NOTEBOOK, root / NOTEBOOK.name)
+    shutil.copy(notebook, root / notebook.name)
     env = os.environ | {
         "JUPYTER_CONFIG_DIR": str(tmp / "config"),
+        "JUPYTER_DATA_DIR": str(tmp / "data"),
         "JUPYTER_RUNTIME_DIR": str(tmp / "runtime"),
         "JUPYTERLAB_SETTINGS_DIR": str(tmp / "settings"),
         "JUPYTERLAB_WORKSPACES_DIR": str(tmp / "workspaces"),
     }
-    # No "get Jupyter news?" toast over the plots: switch the announcements plugin off.
+    # No "get Jupyter news?" or "try the tour" toasts over the plots: switch those off.
     labconfig = tmp / "config" / "labconfig"
     labconfig.mkdir(parents=True)
     (labconfig / "page_config.json").write_text(
-        '{"disabledExtensions": {"@jupyterlab/apputils-extension:announcements": true}}'
+        '{"disabledExtensions": {"@jupyterlab/apputils-extension:announcements": true,'
+        ' "jupyterlab-tour": true}}'
     )
     port = free_port()
     log = tmp / "jupyter.log"
@@ -115,7 +154,7 @@ def start_lab(tmp: Path) -> tuple[subprocess.Popen, str, Path]:
         "--ServerApp.port_retries=0", f"--IdentityProvider.token={TOKEN}",
         f"--ServerApp.root_dir={root}", "--LabApp.expose_app_in_browser=True",
         "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
-        "--LabApp.extension_manager=readonly", "--ServerApp.allow_root=True",
+        "--LabApp.extension_manager=readonly", "--ServerApp.allow_root=True", *options,
     ]  # fmt: skip
     with log.open("w") as out:
         proc = subprocess.Popen(command, env=env, stdout=out, stderr=subprocess.STDOUT, cwd=root)
@@ -131,26 +170,36 @@ def stop(proc: subprocess.Popen) -> None:
         proc.wait(timeout=30)
 
 
-def test_widgets_render_in_jupyterlab_and_redraw_on_slider(tmp_path):
+def need_chromium() -> None:
     if not Path(CHROMIUM).exists():
         pytest.fail(
             f"{CHROMIUM} not found: install Debian's chromium (apt-get install -y chromium), "
             "as CI's .ci/run does; this test drives a real browser and must not be skipped"
         )
+
+
+def in_lab(tmp: Path, notebook: Path, steps, *options: str) -> None:
+    """Start JupyterLab with ``notebook``, open it in chromium and run ``steps(page, base)``;
+    a screenshot of the whole page is saved if they fail."""
+    need_chromium()
     from playwright.sync_api import sync_playwright
 
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
-    proc, base, log = start_lab(tmp_path)
+    proc, base, log = start_lab(tmp, notebook, *options)
     try:
         wait_for_server(base, proc, log)
         with sync_playwright() as p:
             browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
             try:
                 page = browser.new_page(viewport={"width": 1400, "height": 1100})
+                page.goto(
+                    f"{base}/lab/tree/{notebook.name}?token={TOKEN}",
+                    timeout=SERVER_START_S * 1000,
+                )
                 try:
-                    drive(page, base)
+                    steps(page)
                 except BaseException:
-                    shot = SCREENSHOTS / "failure.png"
+                    shot = SCREENSHOTS / f"failure_{steps.__name__}.png"
                     page.screenshot(path=str(shot), full_page=True)
                     print(f"screenshot at failure: {shot}")
                     raise
@@ -160,8 +209,11 @@ def test_widgets_render_in_jupyterlab_and_redraw_on_slider(tmp_path):
         stop(proc)
 
 
-def drive(page, base: str) -> None:
-    page.goto(f"{base}/lab/tree/{NOTEBOOK.name}?token={TOKEN}", timeout=SERVER_START_S * 1000)
+def test_widgets_render_in_jupyterlab_and_redraw_on_slider(tmp_path):
+    in_lab(tmp_path, NOTEBOOK, drive)
+
+
+def drive(page) -> None:
     # Wait until the notebook's kernel is up, then run every cell. The command's promise is not
     # awaited here (evaluate has no timeout of its own); the plots appearing is what we wait for.
     page.wait_for_function(KERNEL_IDLE_JS, timeout=SERVER_START_S * 1000)
@@ -183,6 +235,12 @@ def drive(page, base: str) -> None:
     assert timeline.locator(".yaxislayer-above text", has_text="stream 7").first.is_visible()
     assert timeline.get_by_text("graph replay", exact=True).is_visible()
     assert page.locator(".graphlab-summary").first.is_visible()
+    legend = timeline.locator(".legendtext").all_text_contents()
+    assert legend == ["host launch call", "host sync (waits for the GPU)", "GPU work", "GPU idle"]
+    assert page.evaluate(CUT_OFF_JS) == []
+    # The kernel ran these cells, so the notebook is trusted and the live widgets show, not the
+    # PNG pictures that travel in the same outputs.
+    assert page.locator(".jp-OutputArea-output[data-mime-type='image/png']").count() == 0
 
     save(page.locator(".jp-CodeCell").nth(0), "timeline_view.png")
 
@@ -227,3 +285,79 @@ def save(element, name: str) -> None:
     shot = SCREENSHOTS / name
     element.screenshot(path=str(shot))
     print(f"screenshot: {shot}")
+
+
+# ------------------------------------------------------------------ the stored pictures
+
+
+@pytest.fixture(scope="module")
+def saved_notebook(tmp_path_factory) -> Path:
+    return execute_as_stored(tmp_path_factory.mktemp("saved"))
+
+
+# TimelineView's picture is 980 CSS px wide, GapView's 600: PNGs of 2 device pixels each.
+PNG_WIDTHS = [2 * 980, 2 * 600]
+
+
+def test_nbconvert_html_shows_the_pictures_offline(saved_notebook, tmp_path):
+    need_chromium()
+    from playwright.sync_api import sync_playwright
+
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    page_html, _ = HTMLExporter().from_notebook_node(nbformat.read(saved_notebook, as_version=4))
+    path = tmp_path / "saved_pictures.html"
+    path.write_text(page_html, encoding="utf-8")
+    refused = []
+
+    def offline(route) -> None:
+        # Only the file itself may load: every other request (the template's require.js and
+        # MathJax from their CDN) is refused, as on a machine with no network.
+        if route.request.url == path.as_uri():
+            route.continue_()
+        else:
+            refused.append(route.request.url)
+            route.abort()
+
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        try:
+            page = browser.new_page(viewport={"width": 1200, "height": 900})
+            page.route("**/*", offline)
+            page.goto(path.as_uri())
+            page.wait_for_load_state("load")
+            widths = page.evaluate(
+                "() => Array.from(document.images).map(i => i.complete ? i.naturalWidth : 0)"
+            )
+            assert widths == PNG_WIDTHS
+            assert page.locator("img").nth(0).is_visible()
+            shot = SCREENSHOTS / "nbconvert_offline.png"
+            page.screenshot(path=str(shot), full_page=True)
+            print(f"screenshot: {shot}; refused: {refused}")
+        finally:
+            browser.close()
+    assert not any("plot.ly" in url or "plotly" in url for url in refused)
+
+
+def test_jupyterlab_shows_the_pictures_of_an_untrusted_notebook_without_a_kernel(
+    saved_notebook, tmp_path
+):
+    def no_kernel(page) -> None:
+        # JupyterLab offers no kernel (the server allows none): pick "No Kernel".
+        page.locator(".jp-Dialog button", has_text="No Kernel").click(timeout=SERVER_START_S * 1000)
+        page.wait_for_function(
+            f"() => ({OUTPUTS_JS})().filter(o => o[1] > 0).length === 2",
+            timeout=REDRAW_S * 1000,
+        )
+        trusted, kernel = page.evaluate(TRUST_JS)
+        assert kernel == "No Kernel" and not any(trusted)
+        outputs = page.evaluate(OUTPUTS_JS)
+        assert [(mime, width) for mime, width, _ in outputs] == [
+            ("image/png", w) for w in PNG_WIDTHS
+        ]
+        text = page.locator(".jp-Notebook").inner_text()
+        assert "Loading widget" not in text and "model not found" not in text
+        page.wait_for_timeout(500)
+        save(page.locator(".jp-CodeCell").nth(0), "untrusted_no_kernel_timeline.png")
+        save(page.locator(".jp-CodeCell").nth(1), "untrusted_no_kernel_gaps.png")
+
+    in_lab(tmp_path, saved_notebook, no_kernel, "--KernelSpecManager.allowed_kernelspecs=['none']")

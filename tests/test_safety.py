@@ -16,6 +16,7 @@ import urllib.error
 import urllib.request
 from pathlib import Path
 
+import ipywidgets
 import pytest
 import torch
 
@@ -141,13 +142,22 @@ def _strings(node):
             yield from _strings(value)
 
 
+def _html_widgets(widget):
+    """The HTML widgets inside ``widget`` (the summary table, the gap meter), at any depth."""
+    if isinstance(widget, ipywidgets.HTML):
+        yield widget.value
+    for child in getattr(widget, "children", ()):
+        yield from _html_widgets(child)
+
+
 def rendered(widget) -> str:
-    """Everything a widget hands to a browser: its static HTML and every string of its figure.
+    """Everything a widget hands to a browser as markup: the HTML it shows beside its figure and
+    every string of its figure. (Its stored picture is a PNG: no markup.)
 
     (The figure's JSON escapes "<" as \\u003c, which keeps it valid inside a <script>; plotly.js
     then draws those strings with its own HTML-like markup, so the strings themselves are checked.)
     """
-    return "\n".join([widget.static_html(), *_strings(widget.figure.to_dict())])
+    return "\n".join([*_html_widgets(widget), *_strings(widget.figure.to_dict())])
 
 
 @pytest.mark.parametrize("widget_name", ["TimelineView", "GapView"])

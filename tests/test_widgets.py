@@ -6,21 +6,40 @@ from them (see the comments), not read back from the code.
 
 from __future__ import annotations
 
+import base64
 import html
+import io
+import json
 import math
+import re
 
 import nbformat
 import numpy as np
 import pytest
+from browser.stored import execute_as_stored
 from nbconvert import HTMLExporter
+from PIL import Image
 
 import graphlab
 from graphlab.errors import GraphlabError
 from graphlab.simulator import SimParams
 from graphlab.trace.timeline import Timeline
-from graphlab.widgets import BreakEvenExplorer, GapView, SimulatorPlayground, TimelineView
+from graphlab.widgets import BreakEvenExplorer, GapView, SimulatorPlayground, TimelineView, pictures
 from graphlab.widgets import figures as figures_module
-from graphlab.widgets.timeline_view import summary_row_values
+from graphlab.widgets.gap_view import log_ticks
+from graphlab.widgets.timeline_view import HOST_COST_NOTE, PROFILED_NOTE, summary_row_values
+from graphlab.widgets.wrapping import wrap
+
+WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
+GAP = "rgba(214, 39, 40, 0.16)"
+
+
+def png_size(encoded: str) -> tuple[int, int]:
+    """Width and height of a base64 PNG, read from its header (the IHDR chunk comes first)."""
+    data = base64.b64decode(encoded)
+    assert data[:8] == b"\x89PNG\r\n\x1a\n" and data[12:16] == b"IHDR"
+    return int.from_bytes(data[16:20], "big"), int.from_bytes(data[20:24], "big")
+
 
 # Eager: three launch calls (5 µs each), each followed by its kernel, then a device sync.
 #   launch 1 [0, 5] µs       -> k_a [7, 9]        latency 2.0
@@ -148,6 +167,20 @@ def test_summary_numbers_are_the_timelines_own(eager, graph):
     assert graph_column == pytest.approx([3, 5.6, 5.0, 0.6 / 5.6, 0.3, 1, 4.0])
     table = view.children[1].value
     assert "14.5" in table and "65.5%" in table and "10.7%" in table and "4.750" in table
+    # The host row says what it measures.
+    assert "host µs per launch call (median)" in table
+    assert html.escape(HOST_COST_NOTE) in table
+
+
+def test_profiled_timelines_carry_the_profiler_note(eager, graph):
+    profiled = TimelineView(eager=eager, graph=graph)  # eager came from a profiler trace
+    assert profiled.profiled
+    assert html.escape(PROFILED_NOTE) in profiled.children[1].value
+    for words in ("1,260 µs profiled", "7 µs unprofiled", "--cuda-graph-trace=node"):
+        assert words in PROFILED_NOTE
+    simulated = TimelineView(graph=graph)  # the simulator's host costs come from unprofiled runs
+    assert not simulated.profiled
+    assert "profiler" not in simulated.children[1].value
 
 
 def test_hover_shows_name_duration_and_launch_latency(eager, graph):
@@ -169,11 +202,42 @@ def test_hover_shows_name_duration_and_launch_latency(eager, graph):
 def test_source_banner_says_where_the_data_came_from(eager, graph):
     view = TimelineView(eager=eager, graph=graph)
     banners = [a.text for a in view.figure.layout.annotations]
+    # Wrapped to the plot's 470 px at 12 px: 470 / (0.62 * 12) = 63 characters a line.
+    # "graph replay · simulator (hand-set parameters): a model of the" is 62 of them.
     assert banners == [
         "<b>eager</b> · profiled on fixture GPU",
-        "<b>graph replay</b> · simulator (hand-set parameters): a model of the GPU, "
-        "not a measurement",
+        "<b>graph replay</b> · simulator (hand-set parameters): a model of the<br>"
+        "GPU, not a measurement",
     ]
+    # The second panel's banner takes two 17 px lines above it, the first one line.
+    layout = view.figure.layout
+    assert layout.margin.t == 30 + 1 * 17 + 14
+    gap_px = (layout.yaxis.domain[0] - layout.yaxis2.domain[1]) * (
+        layout.height - layout.margin.t - layout.margin.b
+    )
+    assert gap_px == pytest.approx(2 * 17 + 14)
+
+
+def test_legend_names_the_colours_drawn(eager, graph):
+    view = TimelineView(eager=eager, graph=graph)
+    keys = [t for t in view.figure.data if t.showlegend]
+    assert [t.name for t in keys] == [
+        "host launch call",
+        "host sync (waits for the GPU)",
+        "GPU work",
+        "GPU idle",
+    ]
+    assert [t.marker.color for t in keys] == ["#4C78A8", "#E45756", "#F58518", GAP]
+    assert all(t.x == (None,) for t in keys)  # keys only: they draw nothing
+    assert view.figure.layout.showlegend is True
+    # A timeline with no host sync and no idle gap gets no key for them.
+    packed = Timeline(
+        kind=["launch", "kernel", "kernel"], name=["cudaGraphLaunch", "a", "b"],
+        start_ns=[0, 5000, 6000], dur_ns=[4000, 1000, 1000], device=[-1, 0, 0],
+        stream=[-1, 7, 7], thread=[1, -1, -1], correlation=[1, 1, 1],
+    )  # fmt: skip
+    names = [t.name for t in TimelineView(graph=packed).figure.data if t.showlegend]
+    assert names == ["host launch call", "GPU work"]
 
 
 def test_a_bundled_recording_supplies_both_timelines_and_its_provenance():
@@ -206,23 +270,20 @@ def test_bad_input_is_one_clear_error(args, message):
         TimelineView(*args)
 
 
-def test_static_figure_for_front_ends_without_widgets(eager, graph):
+def test_display_bundle_is_the_widget_a_png_and_text_without_html(eager, graph):
     view = TimelineView(eager=eager, graph=graph)
-    bundle = view._repr_mimebundle_()
-    assert bundle["application/vnd.jupyter.widget-view+json"]["model_id"] == view.model_id
-    # nbconvert's HTML export skips a widget output with no saved widget state and falls back
-    # to text/html: the plotly figure and the summary table must be there.
-    nb = nbformat.v4.new_notebook()
-    cell = nbformat.v4.new_code_cell("TimelineView(...)")
-    cell.outputs = [nbformat.v4.new_output("display_data", data=bundle)]
-    nb.cells.append(cell)
-    html, _ = HTMLExporter().from_notebook_node(nb)
-    assert 'class="plotly-graph-div"' in html
-    assert "graphlab-summary" in html and "65.5%" in html
+    data, metadata = view._repr_mimebundle_()
+    assert set(data) == {WIDGET_VIEW, "image/png", "text/plain"}
+    assert data[WIDGET_VIEW]["model_id"] == view.model_id
+    # 980 x 320 CSS px at 2 device pixels each: 100 px lane labels + 480 px plot + 28 px gutter
+    # + 360 px table + 12 px margin; the height follows from the table, taller than the panels.
+    width, height = png_size(data["image/png"])
+    assert metadata["image/png"] == {"width": 980, "height": height // 2}
+    assert (width, height % 2) == (2 * 980, 0)
     # Text-only viewers get the summary as text.
-    assert bundle["text/plain"].splitlines()[0] == (
+    assert data["text/plain"].splitlines()[0] == (
         "eager (profiled on fixture GPU): kernels 3, span (µs) 14.5, busy (µs) 5.0, idle 65.5%, "
-        "median gap (µs) 4.750, launch calls 3, host µs per launch (median) 5.000"
+        "median gap (µs) 4.750, launch calls 3, host µs per launch call (median) 5.000"
     )
 
 
@@ -286,7 +347,36 @@ def test_gap_view_histogram_and_meter(eager, graph):
     assert view.figure.layout.xaxis.type == "log"
     assert [t.name for t in view.figure.data] == ["eager (2 gaps)", "graph replay (2 gaps)"]
     assert view.meter == "GPU idle: 65.5% eager → 10.7% graph replay"
-    assert "GPU idle: 65.5% eager" in view._repr_mimebundle_()["text/html"]
+    assert view._repr_mimebundle_()[0]["text/plain"] == view.meter
+    # Plain tick labels from 0.24 to 6.875 µs: 1-2-5 in each decade.
+    assert view.figure.layout.xaxis.tickvals == (0.5, 1, 2, 5)
+    assert view.figure.layout.xaxis.ticktext == ("0.5", "1", "2", "5")
+
+
+@pytest.mark.parametrize(
+    ("lo", "hi", "labels"),
+    [
+        # 1-2-5 gives three or more ticks.
+        (0.24, 6.875, ["0.5", "1", "2", "5"]),
+        # 1-2-5 would give 20 ticks over seven decades: the powers of ten instead.
+        (0.0008, 3000, ["0.001", "0.01", "0.1", "1", "10", "100", "1000"]),
+        # 1-2-5 gives 0.2 and 0.5 only: every integer mantissa.
+        (0.15, 0.8, ["0.2", "0.3", "0.4", "0.5", "0.6", "0.7", "0.8"]),
+        # A replay's gaps of 0.256 µs: the bins span 0.256 / 1.25 to 0.256 * 1.25, where only
+        # 0.3 is an integer mantissa; round steps of 0.025 (0.1152 µs / 5 bins, rounded up).
+        (0.2048, 0.32, ["0.225", "0.25", "0.275", "0.3"]),
+    ],
+)
+def test_gap_axis_ticks_are_plain_numbers(lo, hi, labels):
+    values, text = log_ticks(lo, hi)
+    assert text == labels
+    assert values == [float(label) for label in labels]
+
+
+def test_gap_view_of_a_replay_labels_its_sub_microsecond_gaps(graph):
+    # The graph fixture's two gaps are 0.3 µs: bins from 0.24 to 0.375 µs.
+    view = GapView(graph=graph)
+    assert view.figure.layout.xaxis.ticktext == ("0.24", "0.27", "0.3", "0.33", "0.36")
 
 
 def test_gap_view_without_gaps_says_so():
@@ -297,7 +387,12 @@ def test_gap_view_without_gaps_says_so():
     )  # fmt: skip
     view = GapView(graph=timeline)
     assert view.meter == "GPU idle: 0.0% graph replay"
-    assert view.figure.layout.annotations[0].text == "no idle gaps: the GPU never waited"
+    texts = [a.text for a in view.figure.layout.annotations]
+    # The source line (70 characters) wrapped to the 520 px plot at 12 px: 69 a line.
+    assert texts == [
+        "simulator (hand-set parameters): a model of the GPU, not a<br>measurement",
+        "no idle gaps: the GPU never waited",
+    ]
 
 
 # ----------------------------------------------------------------------- BreakEvenExplorer
@@ -335,7 +430,7 @@ def test_break_even_starts_from_measured_end_to_end_times():
     explorer = BreakEvenExplorer(ComparisonFixture())
     assert (explorer.capture.value, explorer.eager.value, explorer.replay.value) == (6000, 70, 10)
     assert explorer.n_star == 100  # 6000 / (70 - 10): end-to-end times, not the kernel-only ones
-    assert "measured" in explorer.figure.layout.title.text
+    assert "measured" in explorer.figure.layout.annotations[0].text
     overridden = BreakEvenExplorer(ComparisonFixture(), capture_us=3000.0)
     assert overridden.n_star == 50
 
@@ -398,4 +493,174 @@ def test_break_even_starts_from_a_bundled_recording():
     assert explorer.capture.value == pytest.approx(t["capture_us"], rel=1e-3)
     assert explorer.eager.value == pytest.approx(t["eager_end_to_end_us"], rel=1e-3)
     assert explorer.replay.value == pytest.approx(t["replay_end_to_end_us"], rel=1e-3)
-    assert recording.label in explorer.figure.layout.title.text
+    # The label is long: the heading wraps it (lines joined by <br>) instead of cutting it off.
+    heading = explorer.figure.layout.annotations[0].text
+    assert html.escape(recording.label) in heading.replace("<br>", " ")
+    assert heading.count("<br>") >= 1
+
+
+# ------------------------------------------------------------ static pictures in the bundle
+
+
+def all_widgets(eager, graph) -> dict:
+    return {
+        "TimelineView": TimelineView(eager=eager, graph=graph),
+        "GapView": GapView(eager=eager, graph=graph),
+        "BreakEvenExplorer": BreakEvenExplorer(capture_us=1000.0, eager_us=30.0, replay_us=10.0),
+        "SimulatorPlayground": SimulatorPlayground(PARAMS, kernels=4, kernel_us=1.0),
+    }
+
+
+@pytest.fixture
+def canvases(monkeypatch) -> list:
+    """Every picture Canvas that is finished while the test runs, in order."""
+    finished = []
+    png = pictures.Canvas.png
+
+    def keep(canvas):
+        finished.append(canvas)
+        return png(canvas)
+
+    monkeypatch.setattr(pictures.Canvas, "png", keep)
+    return finished
+
+
+def test_every_widget_bundle_carries_a_png_and_no_script(eager, graph, canvases):
+    for name, widget in all_widgets(eager, graph).items():
+        data, metadata = widget._repr_mimebundle_()
+        assert set(data) == {WIDGET_VIEW, "image/png", "text/plain"}, name
+        width, height = png_size(data["image/png"])
+        canvas = canvases[-1]
+        # The PNG holds 2 device pixels per CSS pixel; the metadata gives the CSS size.
+        assert metadata["image/png"] == {"width": canvas.width, "height": canvas.height}
+        assert (width, height) == (2 * canvas.width, 2 * canvas.height), name
+        text = json.dumps({k: v for k, v in data.items() if k != "image/png"}).lower()
+        assert "<script" not in text and "cdn" not in text and "plotly" not in text, name
+
+
+def test_no_text_is_cut_off_or_drawn_over_other_text(eager, graph, canvases):
+    recording = graphlab.recording("chain_10_k4096")  # long provenance lines
+    widgets = [*all_widgets(eager, graph).values(), TimelineView(recording)]
+    widgets += [GapView(recording), BreakEvenExplorer(recording)]
+    for widget in widgets:
+        widget.picture()
+    assert len(canvases) == len(widgets)
+    for canvas in canvases:
+        renderer = canvas.figure.canvas.get_renderer()
+        inside = canvas.figure.bbox.padded(-0.5)
+        # Text placed on the picture, one by one; each plot's drawn tick labels, axis titles and
+        # legend together (matplotlib keeps labels of ticks outside the view, undrawn).
+        texts = [(t.get_text(), t.get_window_extent(renderer)) for t in canvas.overlay.texts]
+        plots = [(str(a), a.get_tightbbox(renderer)) for a in canvas.figure.axes[1:]]
+        assert [name for name, box in texts + plots if not _within(box, inside)] == []
+        # Boxes a device pixel smaller: a bold title and the text set right after it touch.
+        clashes = [
+            (a, b)
+            for i, (a, box_a) in enumerate(texts)
+            for b, box_b in texts[i + 1 :]
+            if box_a.padded(-1).overlaps(box_b.padded(-1))
+        ]
+        assert clashes == []
+
+
+def _within(box, outer) -> bool:
+    return box.x0 >= outer.x0 and box.y0 >= outer.y0 and box.x1 <= outer.x1 and box.y1 <= outer.y1
+
+
+def pixel(canvas, image, axes, x: float, y: float) -> tuple[int, int, int]:
+    """The picture's colour at data point (x, y) of ``axes``."""
+    px, py = axes.transData.transform((x, y))
+    return image.getpixel((int(px), image.height - 1 - int(py)))[:3]
+
+
+def test_timeline_picture_draws_the_same_lanes_and_idle_shading(eager, graph, canvases):
+    png = TimelineView(eager=eager, graph=graph).picture()
+    (canvas,) = canvases
+    image = Image.open(io.BytesIO(png.data)).convert("RGB")
+    eager_axes, graph_axes = canvas.figure.axes[1:]
+    # Lane colours on white, or the idle shading (rgba(214, 39, 40, 0.16)) over white:
+    # 255 - 0.16 * (255 - c) per channel.
+    launch, sync, gpu, idle = (76, 120, 168), (228, 87, 86), (245, 133, 24), (248, 220, 221)
+    white = (255, 255, 255)
+    expected = [
+        # eager: launch [0, 5], k_a [7, 9], gap [9, 13], sync [17, 22] (lane 0 host, 1 stream)
+        (eager_axes, 2.5, 0, launch), (eager_axes, 8, 1, gpu), (eager_axes, 11, 1, idle),
+        (eager_axes, 19.5, 0, sync), (eager_axes, 5.5, 0, white),
+        # graph: cudaGraphLaunch [0, 4], k_a [5, 7], gap [7, 7.3], k_b [7.3, 8.3]
+        (graph_axes, 2, 0, launch), (graph_axes, 6, 1, gpu), (graph_axes, 7.15, 1, idle),
+        (graph_axes, 7.8, 1, gpu), (graph_axes, 16.5, 1, white),
+    ]  # fmt: skip
+    for axes, x, y, colour in expected:
+        # The PNG has at most 256 colours: each may move a little.
+        assert np.allclose(pixel(canvas, image, axes, x, y), colour, atol=6), (x, y, colour)
+    labels = [t.get_text() for t in canvas.overlay.texts]
+    legend = [t for t in labels if t in figures_module.LEGEND_LABELS.values()]
+    assert legend == ["host launch call", "host sync (waits for the GPU)", "GPU work", "GPU idle"]
+    assert "graph replay" in labels and "65.5%" in labels and "10.7%" in labels
+    assert any("--cuda-graph-trace=node" in t for t in labels)  # the eager side was profiled
+
+
+@pytest.mark.parametrize(
+    ("start", "end", "x0", "x1", "pixels", "expected"),
+    [
+        # [1, 2] and [2.5, 4.5] over five 1 µs columns.
+        ([1, 2.5], [2, 4.5], 0, 5, 5, [0, 1, 0.5, 1, 0.5]),
+        # Overlapping intervals count once: clipped to 1.
+        ([0, 1], [2, 3], 0, 4, 4, [1, 1, 1, 0]),
+        # A quarter-pixel interval covers a quarter.
+        ([0.25], [0.5], 0, 1, 1, [0.25]),
+        ([], [], 0, 1, 2, [0, 0]),
+    ],
+)
+def test_coverage_is_the_share_of_each_column_covered(start, end, x0, x1, pixels, expected):
+    assert pictures.coverage(np.array(start), np.array(end), x0, x1, pixels).tolist() == (
+        pytest.approx(expected)
+    )
+
+
+def test_coverage_leaves_empty_columns_exactly_empty():
+    # 1000 kernels in the first 10% of the range: rounding in the running sums must not leave
+    # specks in the other 90% (a specked column would be drawn at the minimum opacity).
+    start = np.arange(1000) * 1.3 + 1_000_000.0
+    cover = pictures.coverage(start, start + 1.0, 1_000_000.0, 1_013_000.0, 2000)
+    assert (cover[201:] == 0).all() and cover[:199].min() > 0.7
+
+
+def test_wrap_fits_lines_to_a_width():
+    # 62 px at 10 px: 62 / (0.62 * 10) = 10 characters a line.
+    assert wrap("aaaa bbbb cccc", 62, 10) == ["aaaa bbbb", "cccc"]
+    # 31 px of the first line already used: 5 characters left for it.
+    assert wrap("aaaa bbbb cccc", 62, 10, first_line_used_px=31) == ["aaaa", "bbbb cccc"]
+    assert wrap("", 62, 10) == [""]
+
+
+@pytest.fixture(scope="module")
+def saved_notebook(tmp_path_factory):
+    return nbformat.read(execute_as_stored(tmp_path_factory.mktemp("saved")), as_version=4)
+
+
+def test_saved_notebook_shows_the_pictures_in_nbconvert_html(saved_notebook):
+    outputs = [o for cell in saved_notebook.cells if cell.cell_type == "code" for o in cell.outputs]
+    assert [sorted(o.data) for o in outputs] == [[WIDGET_VIEW, "image/png", "text/plain"]] * 2
+    assert "widgets" not in saved_notebook.metadata
+    # TimelineView's picture: 980 CSS px wide; GapView's: 600.
+    assert [o.metadata["image/png"]["width"] for o in outputs] == [980, 600]
+    for output in outputs:
+        size = png_size(output.data["image/png"])
+        assert size == (2 * output.metadata["image/png"]["width"],
+                        2 * output.metadata["image/png"]["height"])  # fmt: skip
+    # Without widget state nbconvert has no widget to draw: it shows the PNG, inline, at its
+    # CSS size, and nothing loads plotly.
+    page, _ = HTMLExporter().from_notebook_node(saved_notebook)
+    images = re.findall(r'<img [^>]*src="data:image/png;base64,([^"]+)"[^>]*>', page)
+    assert images == [o.data["image/png"] for o in outputs]
+    assert re.findall(r'<img [^>]*width="(\d+)"', page) == ["980", "600"]
+    assert "plotly" not in page.lower()
+
+
+def test_pictures_draw_text_from_a_trace_as_it_is(canvases):
+    # matplotlib would read "$...$" as math markup, and fail to draw this one.
+    gpu = r"GPU $\frac$ 7"
+    TimelineView(eager=Timeline(**EAGER, meta={"source": "kineto", "gpu": gpu})).picture()
+    texts = [t.get_text() for t in canvases[0].overlay.texts]
+    assert " · profiled on GPU $\\frac$ 7" in texts

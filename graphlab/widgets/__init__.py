@@ -6,8 +6,10 @@
 - :class:`SimulatorPlayground`: "what if?" sliders over the simulator, drawn as a TimelineView.
 
 Every widget works live in JupyterLab 4 and Notebook 7 (plotly's FigureWidget is an anywidget,
-so nothing is built at install time) and also carries a static plotly figure for nbconvert HTML
-and notebooks viewed without a kernel.
+so nothing is built at install time). Its display output also carries a PNG of the same picture,
+drawn with matplotlib, which a stored notebook shows where the widget cannot run: JupyterLab
+opening a notebook it does not trust, with or without a kernel, nbconvert's HTML, GitHub (see
+:mod:`graphlab.widgets.display`).
 """
 
 from __future__ import annotations

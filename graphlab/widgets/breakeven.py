@@ -21,9 +21,16 @@ from graphlab.errors import GraphlabError
 from graphlab.simulator.breakeven import from_timings
 from graphlab.timing.breakeven import break_even, cumulative_totals
 
-from .display import StaticFallback, figure_html
+from .display import StaticPicture
+from .pictures import FONT, LINE, Canvas, Png, drawing
+from .wrapping import plotly_heading, wrap
 
 __all__ = ["BreakEvenExplorer", "steps_axis"]
+
+WIDTH_PX = 600
+TITLE_FONT_PX = 12
+COLOURS = {"eager": "#F58518", "graph": "#4C78A8", "n_star": "#E45756"}
+NAMES = {"eager": "eager: N·t_e", "graph": "graph: C + N·t_r"}
 
 
 def steps_axis(n_star: float | None) -> np.ndarray:
@@ -54,7 +61,7 @@ def _origin(source, from_source: bool) -> str:
     return label if isinstance(label, str) else "measured (end to end, with input copies)"
 
 
-class BreakEvenExplorer(StaticFallback, widgets.VBox):
+class BreakEvenExplorer(StaticPicture, widgets.VBox):
     """Cumulative time of eager vs capture-then-replay over N steps, with N* marked.
 
     Args:
@@ -83,20 +90,29 @@ class BreakEvenExplorer(StaticFallback, widgets.VBox):
         self.capture = self._slider("capture C (µs)", start["capture_us"])
         self.eager = self._slider("eager t_e (µs/step)", start["eager_us"])
         self.replay = self._slider("replay t_r (µs/step)", start["replay_us"])
+        # Where the starting values came from, wrapped to the plot's width (a recording's label
+        # is long) rather than cut off at the figure's edge.
+        heading, top = plotly_heading(
+            f"starting values: {self.origin}; move the sliders to explore",
+            WIDTH_PX - 90,
+            TITLE_FONT_PX,
+        )
         self.figure = go.FigureWidget(
             [
-                go.Scatter(mode="lines", name="eager: N·t_e", line={"color": "#F58518"}),
-                go.Scatter(mode="lines", name="graph: C + N·t_r", line={"color": "#4C78A8"}),
+                go.Scatter(mode="lines", name=NAMES["eager"], line={"color": COLOURS["eager"]}),
+                go.Scatter(mode="lines", name=NAMES["graph"], line={"color": COLOURS["graph"]}),
                 go.Scatter(
                     mode="markers",
                     name="N*",
-                    marker={"size": 11, "color": "#E45756"},
+                    marker={"size": 11, "color": COLOURS["n_star"]},
                     hovertemplate="N* = %{x:.1f} steps<extra></extra>",
                 ),
             ],
             {
-                "height": 340,
-                "margin": {"l": 70, "r": 20, "t": 40, "b": 50},
+                "height": 300 + top,
+                "width": WIDTH_PX,
+                "annotations": [heading],
+                "margin": {"l": 70, "r": 20, "t": top, "b": 50},
                 "xaxis": {"title": {"text": "steps N"}, "rangemode": "tozero"},
                 "yaxis": {"title": {"text": "total time (µs)"}, "rangemode": "tozero"},
                 "plot_bgcolor": "white",
@@ -142,10 +158,6 @@ class BreakEvenExplorer(StaticFallback, widgets.VBox):
                 self.figure.data[2].update(x=[], y=[])
             else:
                 self.figure.data[2].update(x=[n_star], y=[n_star * te])
-            self.figure.layout.title = {
-                "text": f"starting values: {self.origin}; move the sliders to explore",
-                "font": {"size": 12},
-            }
         self.readout.value = self._sentence(n_star)
 
     def static_text(self) -> str:
@@ -166,5 +178,31 @@ class BreakEvenExplorer(StaticFallback, widgets.VBox):
             "capture + replay has cost less in total than eager."
         )
 
-    def static_html(self) -> str:
-        return f"<p>{self.readout.value}</p>{figure_html(self.figure)}"
+    @drawing
+    def picture(self) -> Png:
+        """The sliders' values, the sentence and the two lines with N* as one PNG."""
+        c, te, tr = self.capture.value, self.eager.value, self.replay.value
+        n_star = self.n_star
+        text = wrap(self.static_text(), WIDTH_PX - 20, FONT)
+        title = wrap(f"starting values: {self.origin}", WIDTH_PX - 20, FONT)
+        top = 10 + (len(text) + len(title)) * LINE + 14
+        canvas = Canvas(WIDTH_PX, top + 270)
+        y = canvas.lines(10, 10, text, fontweight="bold")
+        canvas.lines(10, y + 4, title, color="#444444")
+        axes = canvas.axes(80, top, WIDTH_PX - 100, 220)
+        steps = steps_axis(n_star)
+        eager_total, graph_total = cumulative_totals(c, te, tr, steps)
+        axes.plot(steps, eager_total, color=COLOURS["eager"], label=NAMES["eager"])
+        axes.plot(steps, graph_total, color=COLOURS["graph"], label=NAMES["graph"])
+        if n_star is not None:
+            axes.plot([n_star], [n_star * te], "o", color=COLOURS["n_star"], label="N*")
+        axes.set_xlim(0, steps[-1])
+        axes.set_ylim(bottom=0)
+        axes.set_xlabel("steps N")
+        axes.set_ylabel("total time (µs)")
+        axes.ticklabel_format(style="plain", useOffset=False)
+        axes.grid(color="#eeeeee", lw=0.8)
+        axes.legend(loc="upper left", frameon=False)
+        for side in ("top", "right"):
+            axes.spines[side].set_visible(False)
+        return canvas.png()

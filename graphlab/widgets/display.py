@@ -1,35 +1,41 @@
-"""A static picture next to every live widget, for places with no widget front end.
+"""Every widget's display output: the live view, a PNG of the same picture, and a text summary.
 
-JupyterLab 4 and Notebook 7 with a running kernel render a widget from its
-``application/vnd.jupyter.widget-view+json`` output. nbconvert's HTML export (and nbviewer) skip
-that output when the notebook holds no widget state and fall back to the next one they know: so
-every graphlab widget also puts a plain plotly HTML figure (plotly.js from its CDN) into the same
-output, and a plain-text summary for viewers that show text only. No front-end code needs
-building at install time.
+A widget's output is a bundle of representations; each front end shows the first it can:
 
-Not covered: JupyterLab itself, opening a saved notebook without running it, prefers the widget
-output and says "model not found" unless the widget state was saved with the notebook.
+- JupyterLab 4 and Notebook 7 with the kernel running, in a trusted notebook: the live widget,
+  from ``application/vnd.jupyter.widget-view+json``.
+- An untrusted notebook (one this user did not run and save: a fresh clone, a download), with or
+  without a kernel: JupyterLab renders an untrusted output only with a renderer it marks safe;
+  the widget renderer is not, so it shows the first safe one in its order: ``image/png``. A
+  ``text/html`` output would come before it and show sanitised, without its scripts, so the
+  bundle has none.
+- nbconvert's HTML export and GitHub: the PNG, as ``<img src="data:image/png;base64,...">``
+  (without saved widget state nbconvert has no widget to draw).
+- Text-only viewers: ``text/plain``, the numbers.
+
+The PNG is drawn with matplotlib (:mod:`graphlab.widgets.pictures`) when the widget is
+displayed, so it shows the widget as it first appeared, and adds tens of kB to a stored
+notebook instead of half a MB of plotly HTML. Nothing loads from a CDN and no widget state is
+saved.
+
+Not covered: a notebook JupyterLab trusts (this user ran and saved it) opened later. JupyterLab
+then picks the widget view for any kernel state; with no kernel it stays at "Loading
+widget...", with a fresh kernel it says "Error displaying widget: model not found" until the
+cell runs again.
 """
 
 from __future__ import annotations
 
-import plotly.graph_objects as go
-
-__all__ = ["StaticFallback", "figure_html"]
+__all__ = ["StaticPicture"]
 
 
-def figure_html(figure: go.Figure) -> str:
-    """A self-contained ``<div>`` drawing ``figure`` with plotly.js loaded from its CDN."""
-    return go.Figure(figure).to_html(full_html=False, include_plotlyjs="cdn")
-
-
-class StaticFallback:
-    """Mixin for an ipywidgets container that defines ``static_html() -> str`` and
-    ``static_text() -> str``: adds both to the container's display output, next to the widget
-    view that live front ends prefer."""
+class StaticPicture:
+    """Mixin for an ipywidgets container that defines ``picture() -> pictures.Png`` and
+    ``static_text() -> str``: both join the widget view in the container's display output."""
 
     def _repr_mimebundle_(self, **kwargs):
         data = super()._repr_mimebundle_(**kwargs)
-        data["text/html"] = self.static_html()
+        png = self.picture()
+        data["image/png"] = png.base64
         data["text/plain"] = self.static_text()
-        return data
+        return data, {"image/png": png.metadata}

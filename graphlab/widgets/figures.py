@@ -23,13 +23,16 @@ import plotly.graph_objects as go
 from .lanes import Track, lanes_of
 from .lod import merge_runs, segments, visible_slice
 from .sources import banner
+from .wrapping import wrap
 
 __all__ = [
     "LOD_EVENTS",
     "LOD_PIXELS",
     "Panel",
+    "banner_lines",
     "figure_geometry",
     "full_range",
+    "legend_entries",
     "lod_min_gap",
     "panel_of",
     "timeline_figure",
@@ -44,8 +47,15 @@ BAR_PX = 18
 # A fixed width keeps the summary table beside the plot (the widget wraps it below when the
 # notebook is narrower); plotly's autosize cannot see the width of an ipywidgets flex box.
 WIDTH_PX = 600
-TOP_PX = 34
-PANEL_GAP_PX = 42
+LEFT_PX = 110
+RIGHT_PX = 20
+PLOT_PX = WIDTH_PX - LEFT_PX - RIGHT_PX
+# Above the panels: the legend's row. Above each panel: its banner, one BANNER_LINE_PX per line
+# (the banner is wrapped to the plot's width rather than cut off at the figure's edge).
+LEGEND_PX = 30
+BANNER_FONT_PX = 12
+BANNER_LINE_PX = 17
+PANEL_GAP_PX = 14
 BOTTOM_PX = 48
 
 # Above this many events in a figure, draw a level-of-detail view (see lod.py) instead of every
@@ -62,7 +72,15 @@ HOVER_NAMES = 8
 
 COLOURS = {"launch": "#4C78A8", "sync": "#E45756", "gpu": "#F58518"}
 GAP_COLOUR = "rgba(214, 39, 40, 0.16)"
+GAP_EDGE = "rgba(214, 39, 40, 0.5)"
 GROUP_NAMES = {"launch": "launch call", "sync": "host sync", "gpu": "GPU work"}
+# What the legend says for each colour ("idle" is the shading of the GPU's idle gaps).
+LEGEND_LABELS = {
+    "launch": "host launch call",
+    "sync": "host sync (waits for the GPU)",
+    "gpu": "GPU work",
+    "idle": "GPU idle",
+}
 
 
 @dataclass(frozen=True)
@@ -105,39 +123,81 @@ def panel_of(title: str, timeline, source: str, gaps: tuple[np.ndarray, np.ndarr
     )
 
 
+def banner_lines(panel: Panel) -> list[str]:
+    """The panel's banner (its title, then where its numbers came from) wrapped to the plot's
+    width; the first line starts with the title, which is drawn bold."""
+    return wrap(f"{panel.title} · {banner(panel.timeline.meta)}", PLOT_PX, BANNER_FONT_PX)
+
+
+def legend_entries(panels: Sequence[Panel]) -> list[str]:
+    """The legend's keys (of LEGEND_LABELS) for what these panels draw, in a fixed order."""
+    groups = {t.group for p in panels for t in p.tracks}
+    idle = any(len(p.gap_start_us) for p in panels)
+    return [key for key in LEGEND_LABELS if key in groups or (key == "idle" and idle)]
+
+
 @dataclass(frozen=True)
 class Geometry:
-    """Where each panel sits: plotly axis names and its y domain in paper coordinates."""
+    """Figure height, top margin and each panel's y domain in paper coordinates."""
 
     height: int
+    top: int
     domains: list[tuple[float, float]]
 
 
 def figure_geometry(panels: Sequence[Panel]) -> Geometry:
-    """Figure height and each panel's vertical domain, from its lane count."""
+    """Figure height and each panel's vertical domain, from its lane count and banner lines."""
     lanes = [max(1, len(p.lane_labels)) for p in panels]
-    plot_px = sum(lanes) * LANE_PX + (len(panels) - 1) * PANEL_GAP_PX
+    above = [len(banner_lines(p)) * BANNER_LINE_PX + PANEL_GAP_PX for p in panels]
+    # The first panel's banner sits in the top margin, under the legend; the others' in the
+    # plot area, between panels.
+    plot_px = sum(lanes) * LANE_PX + sum(above[1:])
     domains = []
     top = 0
-    for n in lanes:
+    for i, n in enumerate(lanes):
+        top += above[i] if i else 0
         bottom = top + n * LANE_PX
         domains.append((1 - bottom / plot_px, 1 - top / plot_px))
-        top = bottom + PANEL_GAP_PX
-    return Geometry(height=TOP_PX + plot_px + BOTTOM_PX, domains=domains)
+        top = bottom
+    top_px = LEGEND_PX + above[0]
+    return Geometry(height=top_px + plot_px + BOTTOM_PX, top=top_px, domains=domains)
 
 
 def _axis_suffix(i: int) -> str:
     return "" if i == 0 else str(i + 1)
 
 
+def _banner_markup(panel: Panel) -> str:
+    """The banner as plotly text: escaped (the GPU name comes from the trace file), title bold."""
+    first, *rest = banner_lines(panel)
+    lines = [f"<b>{html.escape(panel.title)}</b>{html.escape(first[len(panel.title) :])}"]
+    return "<br>".join(lines + [html.escape(line) for line in rest])
+
+
 def timeline_layout(panels: Sequence[Panel]) -> dict:
-    """Layout: one y axis per panel with lane labels, x axes matched so zoom is shared."""
+    """Layout: one y axis per panel with lane labels, x axes matched so zoom is shared, a
+    legend of the colours in one row above the panels."""
     geo = figure_geometry(panels)
     layout: dict = {
         "height": geo.height,
         "width": WIDTH_PX,
-        "margin": {"l": 110, "r": 20, "t": TOP_PX, "b": BOTTOM_PX},
-        "showlegend": False,
+        "margin": {"l": LEFT_PX, "r": RIGHT_PX, "t": geo.top, "b": BOTTOM_PX},
+        "showlegend": True,
+        "legend": {
+            "orientation": "h",
+            # From the figure's left edge: the plot's width is too narrow for one row.
+            "xref": "container",
+            "x": 0,
+            "xanchor": "left",
+            "y": 1,
+            "yref": "container",
+            "yanchor": "top",
+            # At 10 px the four keys fit in one row of the figure's width.
+            "font": {"size": 10},
+            # The keys are legend-only traces: hiding one would hide nothing.
+            "itemclick": False,
+            "itemdoubleclick": False,
+        },
         "hovermode": "closest",
         "dragmode": "zoom",
         "plot_bgcolor": "white",
@@ -171,7 +231,7 @@ def timeline_layout(panels: Sequence[Panel]) -> dict:
         layout[f"xaxis{s}"] = xaxis
         layout["annotations"].append(
             {
-                "text": f"<b>{panel.title}</b> · {html.escape(banner(panel.timeline.meta))}",
+                "text": _banner_markup(panel),
                 "xref": "paper",
                 "yref": "paper",
                 "x": 0,
@@ -179,7 +239,8 @@ def timeline_layout(panels: Sequence[Panel]) -> dict:
                 "xanchor": "left",
                 "yanchor": "bottom",
                 "showarrow": False,
-                "font": {"size": 12},
+                "font": {"size": BANNER_FONT_PX},
+                "align": "left",
             }
         )
     return layout
@@ -213,7 +274,7 @@ def timeline_traces(
     """All trace dicts of the figure, in a fixed order that does not depend on the view.
 
     Per panel: the idle-gap band, then for every track its bars, its single-event hover markers
-    (one trace per frequent name) and its merged-run hover markers.
+    (one trace per frequent name) and its merged-run hover markers. Last, the legend's keys.
     With ``x_range`` only what may be visible (plus one view width either side, so a small pan
     shows data at once) is included; with ``min_gap > 0`` bars closer than that are merged
     (level of detail). The defaults give the exact picture.
@@ -221,7 +282,7 @@ def timeline_traces(
     traces: list[dict] = []
     for i, panel in enumerate(panels):
         s = _axis_suffix(i)
-        axes = {"xaxis": f"x{s}", "yaxis": f"y{s}"}
+        axes = {"xaxis": f"x{s}", "yaxis": f"y{s}", "showlegend": False}
         lo, hi = (-np.inf, np.inf) if x_range is None else _with_margin(x_range)
         traces.append(_gap_trace(panel, lo, hi, min_gap) | axes)
         for track in panel.tracks:
@@ -250,7 +311,29 @@ def timeline_traces(
             if len(track.names) > HOVER_NAMES:
                 traces.append(_single_trace(track, idx[code >= HOVER_NAMES], None) | axes)
             traces.append(_merged_trace(track, runs, ~single) | axes)
-    return traces
+    return traces + [_legend_key(key) for key in legend_entries(panels)]
+
+
+def _legend_key(key: str) -> dict:
+    """A legend-only trace (no points): a square of a lane colour or of the idle shading.
+
+    The bars themselves are drawn as wide lines, which a legend would show as lines."""
+    idle = key == "idle"
+    return {
+        "type": "scatter",
+        "mode": "markers",
+        "x": [None],
+        "y": [None],
+        "marker": {
+            "symbol": "square",
+            "size": 12,
+            "color": GAP_COLOUR if idle else COLOURS[key],
+            "line": {"width": 1, "color": GAP_EDGE if idle else COLOURS[key]},
+        },
+        "name": LEGEND_LABELS[key],
+        "hoverinfo": "skip",
+        "showlegend": True,
+    }
 
 
 def _with_margin(x_range: tuple[float, float]) -> tuple[float, float]:

@@ -1,26 +1,37 @@
 """GapView: how long the GPU sat idle between kernels, eager against graph replay.
 
 Gaps span orders of magnitude (a replay's are a fraction of a µs, an eager run's several µs), so
-the histogram uses logarithmic bins on a log x axis, both timelines on the same bins. Above it a
-one-line "gap meter" gives the share of the span the GPU was idle, eager -> replay.
+the histogram uses logarithmic bins on a log x axis, both timelines on the same bins. The axis
+is labelled with plain numbers (0.2, 0.5, 1, 2, ...): plotly's own log ticks label the steps
+between decades with a bare mantissa, so 0.26 µs read as "2-3". Above it a one-line "gap meter"
+gives the share of the span the GPU was idle, eager -> replay.
 """
 
 from __future__ import annotations
 
 import html
+import math
 
 import ipywidgets as widgets
 import numpy as np
 import plotly.graph_objects as go
+from matplotlib.ticker import MaxNLocator
 
-from .display import StaticFallback, figure_html
+from .display import StaticPicture
 from .lanes import device_gaps_ns
+from .pictures import FONT, LINE, Canvas, Png, drawing
 from .sources import banner, pick_timelines
+from .wrapping import plotly_heading, wrap
 
-__all__ = ["BINS", "GapView", "gap_bins", "gap_meter"]
+__all__ = ["BINS", "GapView", "gap_bins", "gap_meter", "log_ticks"]
 
 BINS = 40
 COLOURS = {"eager": "#F58518", "graph replay": "#4C78A8"}
+WIDTH_PX = 600
+TITLE_FONT_PX = 12
+X_TITLE = "idle gap between GPU work (µs, log scale)"
+EMPTY = "no idle gaps: the GPU never waited"
+MAX_TICKS = 9
 
 
 def gap_bins(gaps_us: list[np.ndarray], bins: int = BINS) -> np.ndarray:
@@ -33,6 +44,31 @@ def gap_bins(gaps_us: list[np.ndarray], bins: int = BINS) -> np.ndarray:
     return np.geomspace(lo / 1.25, hi * 1.25, bins + 1)
 
 
+def log_ticks(lo: float, hi: float) -> tuple[list[float], list[str]]:
+    """Tick values in ``[lo, hi]`` (µs, lo > 0) for a log axis, and their labels as plain
+    numbers.
+
+    1-2-5 in each decade; only the powers of ten when that would crowd the axis (more than
+    :data:`MAX_TICKS`); every integer mantissa when 1-2-5 gives fewer than three ticks; on a
+    range narrower still, evenly spaced round values (matplotlib's MaxNLocator). Labels carry
+    at most three significant digits: 0.25 reads "0.25", never "2.5e-1" or a bare "2".
+    """
+    decades = range(math.floor(math.log10(lo)), math.ceil(math.log10(hi)) + 1)
+
+    def inside(mantissas) -> list[float]:
+        return [v for d in decades for m in mantissas if lo <= (v := m * 10.0**d) <= hi]
+
+    values = inside((1, 2, 5))
+    if len(values) > MAX_TICKS:
+        values = inside((1,))
+    elif len(values) < 3:
+        values = inside(range(1, 10))
+    if len(values) < 3:
+        values = [v for v in MaxNLocator(nbins=5).tick_values(lo, hi) if lo <= v <= hi]
+    values = [float(f"{v:.3g}") for v in values]
+    return values, [f"{v:g}" for v in values]
+
+
 def gap_meter(columns: list[tuple[str, dict]]) -> str:
     """``GPU idle: 65.5% eager → 10.7% graph replay`` from (title, summary dict) pairs."""
     parts = [
@@ -42,7 +78,7 @@ def gap_meter(columns: list[tuple[str, dict]]) -> str:
     return "GPU idle: " + " → ".join(parts)
 
 
-class GapView(StaticFallback, widgets.VBox):
+class GapView(StaticPicture, widgets.VBox):
     """Histogram of the GPU's idle gaps, eager vs graph replay, and the gap meter.
 
     Takes the same inputs as :class:`~graphlab.widgets.TimelineView` (Timelines, a recording or a
@@ -63,9 +99,8 @@ class GapView(StaticFallback, widgets.VBox):
             for title, gaps in gaps_us.items()
         }
         self.meter = gap_meter([(title, tl.summary().to_dict()) for title, tl, _ in picked])
-        # Banners carry text from the trace file (the GPU name); plotly renders titles as markup.
-        sources = " · ".join(dict.fromkeys(html.escape(banner(tl.meta)) for _, tl, _ in picked))
-        self.figure = go.FigureWidget(self._traces(), self._layout(sources))
+        self.sources = " · ".join(dict.fromkeys(banner(tl.meta) for _, tl, _ in picked))
+        self.figure = go.FigureWidget(self._traces(), self._layout())
         self._meter = widgets.HTML(f"<b>{html.escape(self.meter)}</b>")
         super().__init__([self._meter, self.figure])
 
@@ -84,31 +119,62 @@ class GapView(StaticFallback, widgets.VBox):
             for title, counts in self.counts.items()
         ]
 
-    def _layout(self, sources: str) -> dict:
-        layout = {
-            "height": 320,
-            "margin": {"l": 60, "r": 20, "t": 40, "b": 50},
-            "xaxis": {"type": "log", "title": {"text": "idle gap between GPU work (µs, log)"}},
+    def _layout(self) -> dict:
+        xaxis = {"type": "log", "title": {"text": X_TITLE}}
+        if len(self.edges_us):
+            values, labels = log_ticks(self.edges_us[0], self.edges_us[-1])
+            xaxis |= {"tickvals": values, "ticktext": labels}
+        # The sources line, wrapped to the plot rather than cut off at the figure's edge.
+        heading, top = plotly_heading(self.sources, WIDTH_PX - 80, TITLE_FONT_PX)
+        annotations = [heading]
+        if not len(self.edges_us):
+            annotations.append(
+                {"text": EMPTY, "showarrow": False, "xref": "paper", "yref": "paper",
+                 "x": 0.5, "y": 0.5}
+            )  # fmt: skip
+        return {
+            "height": 280 + top,
+            "width": WIDTH_PX,
+            "margin": {"l": 60, "r": 20, "t": top, "b": 50},
+            "xaxis": xaxis,
             "yaxis": {"title": {"text": "gaps"}, "rangemode": "tozero"},
-            "title": {"text": sources, "font": {"size": 12}, "x": 0, "xanchor": "left"},
+            "annotations": annotations,
             "plot_bgcolor": "white",
             "legend": {"x": 1, "xanchor": "right", "y": 1},
         }
-        if not len(self.edges_us):
-            layout["annotations"] = [
-                {
-                    "text": "no idle gaps: the GPU never waited",
-                    "showarrow": False,
-                    "xref": "paper",
-                    "yref": "paper",
-                    "x": 0.5,
-                    "y": 0.5,
-                }
-            ]
-        return layout
 
     def static_text(self) -> str:
         return self.meter
 
-    def static_html(self) -> str:
-        return f"<p><b>{html.escape(self.meter)}</b></p>{figure_html(self.figure)}"
+    @drawing
+    def picture(self) -> Png:
+        """The meter, the sources and the histogram as one PNG, with the live view's bins and
+        ticks."""
+        title = wrap(self.sources, WIDTH_PX - 20, FONT)
+        top = 10 + LINE + 4 + len(title) * LINE + 10
+        canvas = Canvas(WIDTH_PX, top + 250)
+        canvas.text(10, 10, self.meter, fontweight="bold", fontsize=FONT + 1)
+        canvas.lines(10, 10 + LINE + 4, title, color="#444444")
+        axes = canvas.axes(60, top, WIDTH_PX - 80, 200)
+        if len(self.edges_us):
+            for label, counts in self.counts.items():
+                colour = COLOURS.get(label, "#54A24B")
+                axes.stairs(counts, self.edges_us, fill=True, color=colour, alpha=0.25)
+                axes.stairs(counts, self.edges_us, color=colour, lw=1.5,
+                            label=f"{label} ({int(counts.sum())} gaps)")  # fmt: skip
+            axes.set_xscale("log")
+            axes.set_xlim(self.edges_us[0], self.edges_us[-1])
+            values, labels = log_ticks(self.edges_us[0], self.edges_us[-1])
+            axes.set_xticks(values, labels)
+            axes.minorticks_off()
+            axes.legend(loc="upper right", frameon=False)
+        else:
+            axes.text(0.5, 0.5, EMPTY, ha="center", va="center", transform=axes.transAxes)
+            axes.set_xticks([])
+        axes.set_ylim(bottom=0)
+        axes.yaxis.get_major_locator().set_params(integer=True)
+        axes.set_xlabel(X_TITLE)
+        axes.set_ylabel("gaps")
+        for side in ("top", "right"):
+            axes.spines[side].set_visible(False)
+        return canvas.png()

@@ -8,13 +8,12 @@ at the parameters given, by default the ones calibrated to the bundled GPU recor
 
 from __future__ import annotations
 
-import html
-
 import ipywidgets as widgets
 
 from graphlab.simulator import SimParams, calibrated, chain, eager, graph, simulate
 
-from .display import StaticFallback
+from .display import StaticPicture
+from .pictures import Png
 from .timeline_view import TimelineView
 
 __all__ = ["MAX_KERNELS", "SimulatorPlayground"]
@@ -23,7 +22,7 @@ __all__ = ["MAX_KERNELS", "SimulatorPlayground"]
 MAX_KERNELS = 2000
 
 
-class SimulatorPlayground(StaticFallback, widgets.VBox):
+class SimulatorPlayground(StaticPicture, widgets.VBox):
     """Sliders for kernel count, kernel µs, host µs per launch and sync-every-k, redrawing an
     eager-vs-graph :class:`~graphlab.widgets.TimelineView` from the simulator.
 
@@ -84,15 +83,16 @@ class SimulatorPlayground(StaticFallback, widgets.VBox):
     def _settings(self) -> str:
         return (
             f"Simulated: {self.kernels.value} kernels of {self.kernel_us.value:g} µs, host "
-            f"{self.host_us.value:g} µs per launch, sync every "
+            f"{self.host_us.value:.4g} µs per launch, sync every "
             f"{self.sync_every.value or 'step (at the end)'}"
         )
 
     def static_text(self) -> str:
         return f"{self._settings()}\n{self.view.static_text()}"
 
-    def static_html(self) -> str:
-        return f"<p>{html.escape(self._settings())}</p>{self.view.static_html()}"
+    def picture(self) -> Png:
+        """The timelines as simulated for the sliders' current values, settings on top."""
+        return self.view.picture(heading=self._settings())
 
 
 def _slider(kind: type[widgets.Widget], description: str, **limits) -> widgets.Widget:

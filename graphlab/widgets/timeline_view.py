@@ -11,7 +11,7 @@ import html
 import ipywidgets as widgets
 import numpy as np
 
-from .display import StaticFallback, figure_html
+from .display import StaticPicture
 from .figures import (
     lod_min_gap,
     panel_of,
@@ -20,9 +20,17 @@ from .figures import (
     timeline_traces,
 )
 from .lanes import device_gaps_ns
+from .pictures import Png
 from .sources import pick_timelines
+from .timeline_picture import timeline_picture
 
-__all__ = ["SUMMARY_ROWS", "TimelineView", "summary_row_values"]
+__all__ = [
+    "HOST_COST_NOTE",
+    "PROFILED_NOTE",
+    "SUMMARY_ROWS",
+    "TimelineView",
+    "summary_row_values",
+]
 
 # (row label, format) of the summary table, in the order summary_row_values() returns them
 SUMMARY_ROWS = (
@@ -32,7 +40,20 @@ SUMMARY_ROWS = (
     ("idle", "{:.1%}"),
     ("median gap (µs)", "{:,.3f}"),
     ("launch calls", "{:d}"),
-    ("host µs per launch (median)", "{:,.3f}"),
+    ("host µs per launch call (median)", "{:,.3f}"),
+)
+
+HOST_COST_NOTE = (
+    "host µs per launch call: the median time the host thread spent inside one launch call, "
+    "one cudaLaunchKernel per kernel when eager, one cudaGraphLaunch per replay for a graph."
+)
+
+# Shown under every timeline drawn from a profiler trace (bundled recordings included).
+PROFILED_NOTE = (
+    "Launch calls are drawn as measured under the profiler, which slows them: on an H200 a "
+    "1,000-node cudaGraphLaunch took 1,260 µs profiled against 7 µs unprofiled. Take host "
+    "timings from unprofiled runs (graphlab.compare). Nsight Systems traces a replay as one "
+    "range by default; --cuda-graph-trace=node shows each kernel, as here, with added overhead."
 )
 
 
@@ -54,35 +75,46 @@ def summary_row_values(timeline, summary: dict) -> list:
     ]
 
 
+def summary_cells(columns: list[tuple[str, object, dict]]) -> list[list[str]]:
+    """The summary table as text: a header row (blank corner, one title per timeline), then one
+    row per :data:`SUMMARY_ROWS` entry, for (title, timeline, summary dict) columns."""
+    values = [summary_row_values(tl, s) for _, tl, s in columns]
+    rows = [["", *(title for title, _, _ in columns)]]
+    for r, (label, fmt) in enumerate(SUMMARY_ROWS):
+        rows.append([label, *("–" if v[r] is None else fmt.format(v[r]) for v in values)])
+    return rows
+
+
 # Inline styles: the same table shows inside the widget and in static HTML exports.
 _CELL = "padding:2px 8px;line-height:1.4;text-align:right;border-bottom:1px solid #eee"
+_NOTE = "font-size:11px;line-height:1.35;color:#555;max-width:340px;margin:6px 0 0 0"
+_WARNING = "border-left:3px solid #e0a100;background:#fff8e1;padding:4px 6px;color:#333"
 
 
-def summary_html(columns: list[tuple[str, object, dict, str]]) -> str:
-    """An HTML table, one column per timeline (title, timeline, summary dict, source line), with
-    the full provenance lines as its caption."""
-    head = "".join(f"<th style='{_CELL}'>{html.escape(t)}</th>" for t, _, _, _ in columns)
-    values = [summary_row_values(tl, s) for _, tl, s, _ in columns]
-    rows = []
-    for r, (label, fmt) in enumerate(SUMMARY_ROWS):
-        cells = "".join(
-            f"<td style='{_CELL}'>" + ("–" if v[r] is None else fmt.format(v[r])) + "</td>"
-            for v in values
-        )
-        rows.append(
-            f"<tr><td style='{_CELL};text-align:left'>{html.escape(label)}</td>{cells}</tr>"
-        )
-    sources = dict.fromkeys(source for _, _, _, source in columns)
+def summary_html(cells: list[list[str]], sources: list[str], profiled: bool) -> str:
+    """The summary table (cells as from :func:`summary_cells`), what its host row means, the
+    profiler note when ``profiled`` and the full provenance lines."""
+    head, *body = cells
+    header = "".join(f"<th style='{_CELL}'>{html.escape(t)}</th>" for t in head)
+    rows = "".join(
+        f"<tr><td style='{_CELL};text-align:left'>{html.escape(label)}</td>"
+        + "".join(f"<td style='{_CELL}'>{html.escape(v)}</td>" for v in values)
+        + "</tr>"
+        for label, *values in body
+    )
+    paragraphs = f"<p style='{_NOTE}'>{html.escape(HOST_COST_NOTE)}</p>"
+    if profiled:
+        paragraphs += f"<p style='{_NOTE};{_WARNING}'>{html.escape(PROFILED_NOTE)}</p>"
     caption = "<br>".join(html.escape(s) for s in sources)
     return (
-        "<table class='graphlab-summary' style='font-size:12px;border-collapse:collapse;"
-        f"margin-top:24px'><tr><th></th>{head}</tr>{''.join(rows)}"
-        f"<caption style='caption-side:bottom;font-size:11px;color:#666;max-width:340px;"
-        f"text-align:left;padding-top:4px'>{caption}</caption></table>"
+        "<div class='graphlab-summary-column' style='margin-top:24px'>"
+        "<table class='graphlab-summary' style='font-size:12px;border-collapse:collapse'>"
+        f"<tr>{header}</tr>{rows}</table>{paragraphs}"
+        f"<p style='{_NOTE};color:#777'>{caption}</p></div>"
     )
 
 
-class TimelineView(StaticFallback, widgets.HBox):
+class TimelineView(StaticPicture, widgets.HBox):
     """Eager and graph timelines stacked on one shared, zoomable time axis, with a summary.
 
     Args:
@@ -91,12 +123,15 @@ class TimelineView(StaticFallback, widgets.HBox):
         graph: the graph-replay timeline (same kinds of input). Either one may be left out.
 
     Each timeline starts at zero. Lanes: host launch calls (and host syncs) on top, one lane per
-    GPU stream below; the GPU's idle gaps are shaded. Hover a bar for the kernel's name, duration
-    and launch latency. Above ``figures.LOD_EVENTS`` events the view merges bars closer than a
-    pixel and refines them as you zoom in (level of detail, see :mod:`graphlab.widgets.lod`).
+    GPU stream below; the GPU's idle gaps are shaded; a legend names the colours. Hover a bar for
+    the kernel's name, duration and launch latency. Above ``figures.LOD_EVENTS`` events the view
+    merges bars closer than a pixel and refines them as you zoom in (level of detail, see
+    :mod:`graphlab.widgets.lod`). Timelines from a profiler trace carry a note that their launch
+    calls were slowed by the profiler.
 
-    Attributes: ``figure`` (the plotly FigureWidget), ``panels`` (what is drawn) and
-    ``summaries`` (title -> ``Timeline.summary().to_dict()``).
+    Attributes: ``figure`` (the plotly FigureWidget), ``panels`` (what is drawn),
+    ``summaries`` (title -> ``Timeline.summary().to_dict()``) and ``profiled`` (whether any
+    timeline came from a profiler trace).
     """
 
     def __init__(self, eager=None, graph=None):
@@ -115,9 +150,10 @@ class TimelineView(StaticFallback, widgets.HBox):
         self.panels = [
             panel_of(title, tl, source, device_gaps_ns(tl)) for title, tl, source in picked
         ]
-        self._summary_html = summary_html(
-            [(t, tl, self.summaries[t], source) for t, tl, source in picked]
-        )
+        self.profiled = any(tl.meta.get("source") == "kineto" for _, tl, _ in picked)
+        self._cells = summary_cells([(t, tl, self.summaries[t]) for t, tl, _ in picked])
+        self._sources = list(dict.fromkeys(source for _, _, source in picked))
+        self._summary_html = summary_html(self._cells, self._sources, self.profiled)
 
     @property
     def events(self) -> int:
@@ -152,26 +188,20 @@ class TimelineView(StaticFallback, widgets.HBox):
 
     def static_text(self) -> str:
         """The summary as plain text: one line per timeline."""
+        labels, *columns = zip(*self._cells, strict=True)
         return "\n".join(
-            f"{panel.title} ({panel.source}): "
-            + ", ".join(
-                f"{label} " + ("–" if v is None else fmt.format(v))
-                for (label, fmt), v in zip(
-                    SUMMARY_ROWS,
-                    summary_row_values(panel.timeline, self.summaries[panel.title]),
-                    strict=True,
-                )
-            )
-            for panel in self.panels
+            f"{title} ({panel.source}): "
+            + ", ".join(f"{label} {value}" for label, value in zip(labels[1:], values, strict=True))
+            for panel, (title, *values) in zip(self.panels, columns, strict=True)
         )
 
-    def static_html(self) -> str:
-        """The picture as plain plotly HTML plus the summary table (no widget front end needed).
-
-        Large timelines get the level-of-detail view of the whole range, as the widget starts.
-        """
-        figure = timeline_figure(self.panels, min_gap=lod_min_gap(self.panels))
-        return (
-            "<div style='display:flex;flex-wrap:wrap;align-items:flex-start;gap:12px'>"
-            f"<div>{figure_html(figure)}</div>{self._summary_html}</div>"
+    def picture(self, heading: str | None = None) -> Png:
+        """The whole range of every timeline, the summary and its notes as one PNG (what a
+        stored notebook shows where the widget cannot run); ``heading`` goes on top."""
+        return timeline_picture(
+            self.panels,
+            self._cells,
+            [HOST_COST_NOTE, *self._sources],
+            PROFILED_NOTE if self.profiled else None,
+            heading,
         )

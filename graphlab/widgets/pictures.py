@@ -1,0 +1,208 @@
+"""Static PNG pictures of the widgets, drawn with matplotlib, for where no widget can run.
+
+A stored notebook is read where no kernel runs: JupyterLab opening an untrusted notebook,
+nbconvert's HTML, GitHub. There a widget's live view cannot draw, so every widget also hands over
+a PNG of the same picture (see :mod:`graphlab.widgets.display`). It is drawn with matplotlib's
+Agg canvas: no browser, no network, nothing but the wheel ``pip`` installed, and no pyplot state,
+so a learner's own ``%matplotlib`` backend is left alone.
+
+A picture is laid out in CSS pixels, measured from its top-left corner, with fonts sized in the
+same pixels; the PNG holds :data:`SCALE` device pixels per CSS pixel so it stays sharp on
+high-density screens, and the display metadata gives the CSS size.
+"""
+
+from __future__ import annotations
+
+import base64
+import io
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import wraps
+
+import matplotlib
+import numpy as np
+from matplotlib.axes import Axes
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.colors import to_rgba
+from matplotlib.figure import Figure
+from matplotlib.patches import Rectangle
+from matplotlib.text import Text
+from PIL import Image
+
+from .wrapping import wrap
+
+__all__ = [
+    "FONT",
+    "LINE",
+    "MIN_OPACITY",
+    "SCALE",
+    "Canvas",
+    "Png",
+    "coverage",
+    "drawing",
+    "shade",
+]
+
+SCALE = 2
+FONT = 10  # px, body text
+LINE = 14  # px, one line of body text
+MIN_OPACITY = 0.15
+EMPTY_BELOW = 1e-6
+# One CSS px is one point at 72 dpi, so a 10 px font is matplotlib's 10 pt.
+_DPI = 72 * SCALE
+
+# Text from trace files (GPU names, labels) must never be read as matplotlib's $math$ markup.
+_STYLE = {
+    "text.parse_math": False,
+    "font.family": "DejaVu Sans",
+    "font.size": FONT,
+    "axes.edgecolor": "#bbbbbb",
+    "axes.linewidth": 0.8,
+    "xtick.color": "#444444",
+    "ytick.color": "#444444",
+    "xtick.major.size": 3,
+    "ytick.major.size": 0,
+}
+
+
+@dataclass(frozen=True)
+class Png:
+    """A PNG file's bytes and the size in CSS pixels to show it at."""
+
+    data: bytes
+    width: int
+    height: int
+
+    @property
+    def base64(self) -> str:
+        """The bytes as a notebook stores an ``image/png`` output."""
+        return base64.b64encode(self.data).decode("ascii")
+
+    @property
+    def metadata(self) -> dict:
+        """Display metadata: show the image at its CSS size (it holds SCALE times the pixels)."""
+        return {"width": self.width, "height": self.height}
+
+
+def drawing(function: Callable[..., Png]) -> Callable[..., Png]:
+    """Run a picture-drawing function under the pictures' matplotlib style."""
+
+    @wraps(function)
+    def draw(*args, **kwargs) -> Png:
+        with matplotlib.rc_context(_STYLE):
+            return function(*args, **kwargs)
+
+    return draw
+
+
+class Canvas:
+    """A ``width`` x ``height`` CSS-pixel figure; axes, text and swatches placed in pixels from
+    the top-left corner."""
+
+    def __init__(self, width: int, height: int):
+        self.width, self.height = int(width), int(height)
+        self.figure = Figure(figsize=(self.width / 72, self.height / 72), dpi=_DPI)
+        FigureCanvasAgg(self.figure)
+        # A full-figure overlay whose data units are CSS pixels, y pointing down: text and
+        # swatches go here.
+        self.overlay = self.figure.add_axes((0, 0, 1, 1), zorder=3)
+        self.overlay.set_axis_off()
+        self.overlay.set_xlim(0, self.width)
+        self.overlay.set_ylim(self.height, 0)
+
+    def axes(self, left: float, top: float, width: float, height: float) -> Axes:
+        """Plot axes covering the given pixel box."""
+        w, h = self.width, self.height
+        return self.figure.add_axes((left / w, 1 - (top + height) / h, width / w, height / h))
+
+    def text(self, x: float, y: float, text: str, **style) -> Text:
+        """One line of text with its top-left corner (or ``ha``/``va`` anchor) at pixel (x, y)."""
+        style = {"fontsize": FONT, "va": "top", "ha": "left", "color": "#222222"} | style
+        return self.overlay.text(x, y, text, **style)
+
+    def lines(self, x: float, y: float, lines: list[str], **style) -> float:
+        """Lines of text one below the other from (x, y); returns the y below the last one."""
+        for line in lines:
+            self.text(x, y, line, **style)
+            y += LINE
+        return y
+
+    def paragraph(self, x: float, y: float, text: str, width: float, **style) -> float:
+        """``text`` wrapped to ``width`` pixels from (x, y); returns the y below it."""
+        return self.lines(x, y, wrap(text, width, style.get("fontsize", FONT)), **style)
+
+    def titled(self, x: float, y: float, title: str, rest: str, width: float) -> float:
+        """A bold ``title`` then `` · rest`` on the same line, ``rest`` wrapped under it to
+        ``width``; returns the y below."""
+        bold = self.text(x, y, title, fontweight="bold")
+        used = self.text_width(bold)
+        lines = wrap(f"· {rest}", width, FONT, first_line_used_px=used + 4)
+        self.text(x + used + 4, y, lines[0])
+        return self.lines(x, y + LINE, lines[1:])
+
+    def text_width(self, text: Text) -> float:
+        """Width in CSS pixels of a drawn text."""
+        return text.get_window_extent(self.figure.canvas.get_renderer()).width / SCALE
+
+    def swatch(self, x: float, y: float, colour, label: str, edge=None) -> float:
+        """A 10 px colour square and its label, left edge at x, centred on y; returns the x
+        after it."""
+        self.overlay.add_patch(
+            Rectangle((x, y - 5), 10, 10, facecolor=colour, edgecolor=edge or colour, lw=0.8)
+        )
+        label_text = self.text(x + 14, y, label, va="center")
+        return x + 14 + self.text_width(label_text) + 16
+
+    def png(self) -> Png:
+        """The finished picture, on white, in at most 256 colours: a third of the bytes of a
+        full-colour PNG, with no visible change to flat-coloured plots and text."""
+        self.figure.canvas.draw()
+        rgb = Image.fromarray(np.asarray(self.figure.canvas.buffer_rgba())).convert("RGB")
+        palette = rgb.quantize(256, method=Image.Quantize.MEDIANCUT, dither=Image.Dither.NONE)
+        buffer = io.BytesIO()
+        palette.save(buffer, format="PNG", optimize=True)
+        return Png(buffer.getvalue(), self.width, self.height)
+
+
+def coverage(start: np.ndarray, end: np.ndarray, x0: float, x1: float, pixels: int) -> np.ndarray:
+    """The fraction of each of ``pixels`` equal columns of ``[x0, x1]`` covered by intervals.
+
+    Exact for any number of intervals, in O((n + pixels) log n): the busy time up to t is
+    ``sum(min(t, e) - s for s < t) - ...``, computed at every column edge from the sorted starts
+    and ends and their running sums; a column's coverage is the difference across it. Intervals
+    that overlap count twice, so the result is clipped to 1. A kernel far narrower than a pixel
+    thus shows as a faint column rather than vanishing or filling the pixel.
+    """
+    edges = np.linspace(x0, x1, pixels + 1)
+    if len(start) == 0 or x1 <= x0:
+        return np.zeros(pixels)
+
+    def time_before(points: np.ndarray, t: np.ndarray) -> np.ndarray:
+        """sum over points p < t of (t - p)."""
+        points = np.sort(points)
+        running = np.concatenate(([0.0], np.cumsum(points)))
+        count = np.searchsorted(points, t, side="left")
+        return count * t - running[count]
+
+    busy = time_before(np.asarray(start, float), edges) - time_before(np.asarray(end, float), edges)
+    cover = np.clip(np.diff(busy) / (edges[1] - edges[0]), 0.0, 1.0)
+    # The running sums carry rounding errors of ~1e-16 of the total; a column covered less than
+    # a millionth (a kernel of 1 ns in a 1 ms column) is empty.
+    cover[cover < EMPTY_BELOW] = 0.0
+    return cover
+
+
+def shade(
+    axes: Axes, cover: np.ndarray, x0: float, x1: float, y0: float, y1: float, colour, zorder=2
+) -> None:
+    """Draw ``cover`` (one value per pixel column, 0 to 1) as a band from y0 to y1 of
+    ``colour`` whose opacity is the coverage times the colour's own.
+
+    A column with any coverage at all is at least :data:`MIN_OPACITY` of the colour: a 1 µs
+    kernel in a 10 ms picture stays visible as a faint line instead of vanishing.
+    """
+    red, green, blue, alpha = to_rgba(colour)
+    row = np.empty((1, len(cover), 4))
+    row[..., :3] = (red, green, blue)
+    row[..., 3] = alpha * np.where(cover > 0, MIN_OPACITY + (1 - MIN_OPACITY) * cover, 0.0)
+    axes.imshow(row, extent=(x0, x1, y1, y0), aspect="auto", interpolation="nearest", zorder=zorder)
