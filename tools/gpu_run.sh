@@ -16,6 +16,7 @@
 #   nbval           nbval over every lesson against its stored outputs
 #   nbval16         nbval with every kernel capped at 16 GB, as on a smaller card
 #   memory, memoryfid, memory16, failedcapture   the memory benchmarks (JSON results)
+#   profiledlaunch  how much the profiler inflates launch calls (JSON results)
 #
 # Each step has a time limit (STEP_TIMEOUT seconds, 300 by default) and its own log; everything a
 # step produced is packed into DIR/results.tgz (DIR defaults to gpu-results/), so one failing step
@@ -60,6 +61,8 @@ for step in "$@"; do
       --card-gb 16 --json "$stage/memory_rounds_16gb.json" ;;
     failedcapture) run_step failedcapture python3 benchmarks/failed_capture_memory.py \
       --json "$stage/failed_capture_memory.json" ;;
+    profiledlaunch) run_step profiledlaunch python3 benchmarks/profiled_launch.py \
+      --json "$stage/profiled_launch.json" ;;
     *) echo "unknown step $step (see the list at the top of $0)" ;;
   esac
 done
