@@ -21,9 +21,10 @@ import torch
 from right_answers import RIGHT, SUCCESS, busy_fraction, collect, step
 from wrong_answers import WRONG, chain_as_one_kernel, rebinding_step
 
-from graphlab import DEVICE, checks, cuda
+from graphlab import DEVICE, Timeline, checks, cuda
 from graphlab.backend import backend
 from graphlab.checks import _feedback, _sections
+from graphlab.checks._observe import first_replay_kernels
 from graphlab.errors import CheckFailed, GraphlabError
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -117,6 +118,21 @@ def test_cpu_copies_on_the_emulator_are_refused_with_the_reason():
     )
 
 
+@pytest.mark.parametrize(
+    ("trace", "kernels"),
+    [
+        ("graph_replay.json", 20),  # 20 ops captured in one graph, replayed twice
+        ("multistream_replay.json", 3),  # two matmuls on two streams joined by an add
+        ("h200_eager8_then_replay8.json", 8),  # 8 kernels run eagerly, then as one replay
+        ("eager_chain.json", None),  # no replay at all
+    ],
+)
+def test_kernels_of_a_replay_are_counted_in_real_gpu_traces(trace, kernels):
+    # What a GPU checker reads from its profiled replay, here from traces recorded on the H200.
+    timeline = Timeline.from_chrome_trace(ROOT / "tests" / "traces" / trace)
+    assert first_replay_kernels(timeline) == kernels
+
+
 # --- feedback: one block, no traceback -----------------------------------------------------------
 
 
@@ -148,9 +164,9 @@ def test_ipython_shows_the_block_and_no_traceback(tmp_path):
     out = _child(script, tmp_path)
     assert out == (
         "busy_fraction: not right yet\n"
-        "  busy_fraction returned 0.5 for two different timelines: compute it from the columns of "
-        "the\n"
-        "  timeline t it is given.\n"
+        "  busy_fraction gave the same answer, 0.5, for two different timelines: compute it from "
+        "its\n"
+        "  arguments.\n"
         '  Reread: lesson 00_start_here, section 3 "Reading a timeline"\n'
         "next cell runs\n"
     )

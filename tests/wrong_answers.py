@@ -460,7 +460,7 @@ def constant(value):
 # (checker, answer or answers, words the checker's message contains)
 WRONG = [
     # 00
-    ("check_busy_fraction", constant(0.5), "returned 0.5 for two different timelines"),
+    ("check_busy_fraction", constant(0.5), "the same answer, 0.5, for two different timelines"),
     ("check_busy_fraction", constant(0.575), "returned 0.575, expected 0.5 for this timeline"),
     ("check_busy_fraction", busy_fraction_rounded, "you got 0.58, which is 0.57543 rounded"),
     ("check_busy_fraction", busy_fraction_with_host_calls, "counted the host launch calls"),
@@ -476,7 +476,7 @@ WRONG = [
     ("check_capture_chain", chain_rounded, "the chain should add 1, 7 times"),
     ("check_capture_chain", chain_without_graph, "should be the cuda.CUDAGraph you captured"),
     ("check_capture_chain", constant((1, 2, 3)), "should return a pair (graph, static_out)"),
-    ("check_kernels_per_replay", constant(3), "returned 3 for two different timelines"),
+    ("check_kernels_per_replay", constant(3), "the same answer, 3, for two different timelines"),
     ("check_kernels_per_replay", lambda t: int((t.kind == "kernel").sum()), "every kernel (7)"),
     ("check_kernels_per_replay", kernels_of_every_replay, "kernels of every replay (6)"),
     ("check_kernels_per_replay", graph_launch_calls, "that counts launch calls"),
@@ -515,7 +515,11 @@ WRONG = [
     ("check_run_padded", padded_rounded, "for a request of 3 rows you returned [-5, 7, 19]"),
     ("check_run_padded", padded_every_bucket, "replayed the graph(s) of size [2, 4, 8]"),
     ("check_padding_waste", waste_over_real_rows, "divide by all rows computed (20)"),
-    ("check_padding_waste", constant(0.35), "returned 0.35 for every request mix"),
+    (
+        "check_padding_waste",
+        constant(0.35),
+        "the same answer, 0.35, for two different request mixes",
+    ),
     ("check_padding_waste", waste_rounded, "which is 0.386364 rounded"),
     ("check_padding_waste", lambda sizes, buckets: 7 // 20, "which is 0.35 rounded"),
     # 06

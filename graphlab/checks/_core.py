@@ -47,6 +47,7 @@ __all__ = [
     "fail",
     "fmt",
     "live",
+    "not_fixed",
     "number",
     "pair",
     "passed",
@@ -144,11 +145,12 @@ def _unreadable(names: str, exc: Exception) -> str:
 
 
 def call(fn: Callable, *args: Any, name: str) -> Any:
-    """Call the learner's ``fn``, turning the stub's NotImplementedError or a crash into a message.
+    """Call the learner's function ``fn`` (the exercise's ``name``) and return what it returns.
 
-    Errors graphlab raises on purpose (a capture error of the emulator, a CheckFailed from a nested
-    check) keep their own message, with the exercise named in front; a failure graphlab's
-    catalogue recognises gets its cause and fix below, and its lesson to reread.
+    Its stub's NotImplementedError stops the check as "not attempted yet"; any other error
+    becomes a CheckFailed that names the error and the learner's line that raised it, with the
+    catalogue's cause, fix and lesson when graphlab knows the error. Either way, what a failed
+    capture of theirs left behind (its side stream current, its memory pool) is put back first.
     """
     if not callable(fn):
         fail(f"{name} should be a function you define above, not {type(fn).__name__}.")
@@ -157,23 +159,15 @@ def call(fn: Callable, *args: Any, name: str) -> Any:
         return fn(*args)
     except CheckFailed:
         raise
-    except NotImplementedError as exc:
-        if is_stub(exc):
-            raise _NotAttempted(name) from None
-        _crashed(name, exc, stream)
     except Exception as exc:
-        _crashed(name, exc, stream)
-
-
-def _crashed(name: str, exc: Exception, stream: Any) -> NoReturn:
-    # A capture of the learner's that failed must not leave its side stream current or its
-    # memory pool reserved for the cells that follow.
-    recover(stream)
-    message, lesson = crash_message(name, exc)
-    failure = CheckFailed(message)
-    if lesson:
-        failure.reread = f"lesson {lesson}"
-    raise failure from exc
+        recover(stream)
+        if isinstance(exc, NotImplementedError) and is_stub(exc):
+            raise _NotAttempted(name) from None
+        message, lesson = crash_message(name, exc)
+        failure = CheckFailed(message)
+        if lesson:
+            failure.reread = f"lesson {lesson}"
+        raise failure from exc
 
 
 def fmt(value: Any) -> str:
@@ -257,6 +251,17 @@ def number(yours: Any, should: str) -> float:
     except Exception as exc:  # the learner's own __float__ raised
         fail(
             f"{should}: float() of what you returned raised {type(exc).__name__}: {safe_text(exc)}."
+        )
+
+
+def not_fixed(values: list[float], name: str, inputs: str, reread: Section | None = None) -> None:
+    """Fail when the last of the learner's answers ``values`` (wrong, the caller has found)
+    repeats an earlier one for other ``inputs``: the answer does not depend on its input."""
+    if values[-1] in values[:-1]:
+        fail(
+            f"{name} gave the same answer, {values[-1]:.6g}, for two different {inputs}: "
+            "compute it from its arguments.",
+            reread,
         )
 
 

@@ -32,7 +32,7 @@ __all__ = [
 _LIMIT = 120  # characters of a learner's value or message shown in a check's message
 # Code that is not the learner's: graphlab, torch, the standard library and installed packages.
 _NOT_THEIRS = tuple(
-    str(Path(p).resolve())
+    Path(p).resolve()
     for p in {
         Path(graphlab.__file__).parent,
         Path(torch.__file__).parent,
@@ -70,10 +70,10 @@ def _theirs(filename: str) -> bool:
     if filename.startswith("<frozen"):
         return False
     try:
-        path = str(Path(filename).resolve())
+        path = Path(filename).resolve()
     except (OSError, ValueError):
         return True
-    return not path.startswith(_NOT_THEIRS)
+    return not any(path.is_relative_to(folder) for folder in _NOT_THEIRS)
 
 
 def _where(filename: str, line: int | None) -> str:

@@ -19,16 +19,25 @@ import warnings
 from collections.abc import Callable, Iterable
 from typing import Any
 
+import numpy as np
 import torch
 
 from graphlab.backend import backend
 from graphlab.errors import TraceError
 from graphlab.timing.side_stream import side_stream
+from graphlab.trace.events import GRAPH_LAUNCH_CALLS, call_name
 from graphlab.trace.timeline import Timeline
 
 from ._core import live
 
-__all__ = ["Replays", "address", "replay_kernels", "shares_memory", "warmed_capture"]
+__all__ = [
+    "Replays",
+    "address",
+    "first_replay_kernels",
+    "replay_kernels",
+    "shares_memory",
+    "warmed_capture",
+]
 
 
 class Replays:
@@ -150,8 +159,7 @@ def _kernel_nodes(graph: Any) -> int | None:
 def _profiled_kernels(graph: Any) -> int | None:
     """Kernels of one replay of ``graph``, counted in a torch.profiler trace of that replay.
 
-    Every kernel of a replay carries the correlation id of its ``cudaGraphLaunch``. The profiler's
-    own warnings are kept out of the learner's notebook.
+    The profiler's own warnings are kept out of the learner's notebook.
     """
     from torch.profiler import ProfilerActivity, profile
 
@@ -165,11 +173,21 @@ def _profiled_kernels(graph: Any) -> int | None:
             timeline = Timeline.from_chrome_trace(prof)
         except TraceError:
             return None
-    launches = (timeline.kind == "launch") & (timeline.name == "cudaGraphLaunch")
+    return first_replay_kernels(timeline)
+
+
+def first_replay_kernels(timeline: Timeline) -> int | None:
+    """Kernels of the first graph launch in ``timeline``; None when it shows no replay's kernels.
+
+    Every kernel of a replay carries the correlation id of its ``cudaGraphLaunch``. No kernel at
+    all may mean the profiler delivered no GPU activity in this process; an empty graph is told
+    apart by the checkers' own value checks.
+    """
+    # CUPTI may name the call with a version suffix (cudaGraphLaunch_v10000)
+    calls = np.array([call_name(str(name)) in GRAPH_LAUNCH_CALLS for name in timeline.name])
+    launches = (timeline.kind == "launch") & calls
     if not launches.any():
         return None
-    first = timeline.correlation[launches][0]
-    count = int(((timeline.kind == "kernel") & (timeline.correlation == first)).sum())
-    # No kernel at all may mean the profiler delivered no GPU activity in this process; an empty
-    # graph is told apart by the checker's own value checks.
-    return count or None
+    starts = np.where(launches, timeline.start_ns, np.iinfo(np.int64).max)
+    first = timeline.correlation[int(np.argmin(starts))]
+    return int(((timeline.kind == "kernel") & (timeline.correlation == first)).sum()) or None

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 
-from ._core import call, exercise, fail, fmt, number, passed, rounded
+from ._core import call, exercise, fail, fmt, not_fixed, number, passed, rounded
 from ._sections import MODEL
 
 __all__ = ["check_break_even"]
@@ -121,9 +121,5 @@ def _check_value(values: list[float], timings: dict, expected: float) -> None:
         )
     if rounded(value, expected):
         fail(f"return N* itself ({expected:.6g}), not rounded to {value:g}.")
-    if len(values) > 1 and len(set(values)) == 1:
-        fail(
-            f"break_even returned {value:g} for different timings: compute N* from the timings "
-            "it is given."
-        )
+    not_fixed(values, "break_even", "timings")
     fail(f"break_even returned {value:g} for {timings}, expected {expected:.6g}.")

@@ -8,7 +8,7 @@ import torch
 
 from graphlab.trace.timeline import Timeline
 
-from ._core import call, exercise, fail, fmt, live, number, pair, passed, same, tensor
+from ._core import call, exercise, fail, fmt, live, not_fixed, number, pair, passed, same, tensor
 from ._observe import address, replay_kernels, shares_memory
 from ._sections import ACCUMULATE, CHAIN_EXERCISE, COPY_IN, KERNELS_EXERCISE, NOT_CHANGED, READING
 
@@ -78,7 +78,11 @@ def check_capture_chain(capture_chain: Callable) -> None:
 def _replay_on(graph, static_x, static_out, new, n: int, *, count_kernels: bool) -> None:
     """Copy ``new`` into ``static_x``, replay, and fail unless the chain ran on it as it should."""
     static_x.copy_(new)
-    kernels = replay_kernels(graph) if count_kernels else graph.replay()
+    kernels = None
+    if count_kernels:
+        kernels = replay_kernels(graph)  # replays once
+    else:
+        graph.replay()
     if same(static_out, _chain(torch.zeros_like(new), n), exact=False):
         fail(
             "after copying new data into static_x and replaying, static_out still holds the "
@@ -201,12 +205,7 @@ def check_kernels_per_replay(kernels_per_replay: Callable) -> None:
         counts.append(number(yours, "kernels_per_replay should return a number of kernels"))
         if counts[-1] == expected:
             continue
-        if len(counts) > 1 and counts[-1] == counts[0]:
-            fail(
-                f"kernels_per_replay returned {counts[-1]:g} for two different timelines: count "
-                "the kernels in the timeline t it is given.",
-                READING,
-            )
+        not_fixed(counts, "kernels_per_replay", "timelines", READING)
         _diagnose(counts[-1], t)
         fail(f"kernels_per_replay returned {fmt(yours)}, expected {expected} for this timeline.")
     passed("kernels in the first replay", counts[0], 3)
