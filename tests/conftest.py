@@ -23,8 +23,8 @@ def pytest_collection_modifyitems(config, items):
 def progress_log(monkeypatch):
     """Where the exercise checkers' results go during tests: a list, never the learner's file.
 
-    A stand-in for graphlab.course.progress with its one function, record(lesson, exercise,
-    passed), installed where the checkers look the module up.
+    A stand-in for graphlab.course.progress with the one function the checkers call,
+    record(lesson, exercise, passed), installed where they look the module up.
     """
     from graphlab.checks import _feedback
 

@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 import torch
 from right_answers import RIGHT, SUCCESS, busy_fraction, collect, step
-from wrong_answers import WRONG, chain_as_one_kernel, rebinding_step
+from wrong_answers import WRONG, chain_as_one_kernel, collect_references, rebinding_step
 
 from graphlab import DEVICE, Timeline, checks, cuda
 from graphlab.backend import backend
@@ -66,7 +66,7 @@ def test_every_checker_is_covered():
 def test_right_answers_pass(checker, answer, capsys, progress_log):
     run(checker, answer)
     assert re.fullmatch(SUCCESS[checker], capsys.readouterr().out)
-    assert progress_log == [(LESSONS[checker], checker, True)]
+    assert progress_log == [(LESSONS[checker], checker.removeprefix("check_"), True)]
 
 
 @pytest.mark.parametrize(("checker", "answer", "words"), WRONG, ids=[names(c) for c in WRONG])
@@ -74,7 +74,7 @@ def test_wrong_answers_fail(checker, answer, words, progress_log):
     with pytest.raises(CheckFailed) as info:
         run(checker, answer)
     assert words in str(info.value)
-    assert progress_log == [(LESSONS[checker], checker, False)]
+    assert progress_log == [(LESSONS[checker], checker.removeprefix("check_"), False)]
 
 
 def test_rebinding_message_is_the_lessons(capsys):
@@ -363,26 +363,26 @@ def test_a_value_the_checker_cannot_read_is_the_answers_fault():
 # --- progress ------------------------------------------------------------------------------------
 
 
-def test_progress_is_left_alone_where_this_install_has_no_progress_module(monkeypatch):
-    import graphlab.course
+def test_results_reach_the_learners_progress_file(monkeypatch, tmp_path):
+    from graphlab.course import progress
 
-    monkeypatch.undo()  # the real lookup, not the tests' stand-in
-    monkeypatch.setitem(sys.modules, "graphlab.course.progress", None)  # "no such module"
-    monkeypatch.delattr(graphlab.course, "progress", raising=False)
-    _feedback.record_result("02_static_inputs", "check_replay_with_new_inputs", True)
-
-
-def test_progress_goes_to_the_progress_module(monkeypatch, capsys):
-    monkeypatch.undo()
-    stored = []
-    module = type(sys)("graphlab.course.progress")
-    module.record = lambda lesson, exercise, passed: stored.append((lesson, exercise, passed))
-    monkeypatch.setitem(sys.modules, "graphlab.course.progress", module)
-    import graphlab.course
-
-    monkeypatch.setattr(graphlab.course, "progress", module, raising=False)
+    monkeypatch.undo()  # the real progress store, in a file of this test's own
+    monkeypatch.setenv(progress.ENV, str(tmp_path / "progress.json"))
     checks.check_replay_with_new_inputs(step)
-    assert stored == [("02_static_inputs", "check_replay_with_new_inputs", True)]
+    with pytest.raises(CheckFailed):
+        checks.check_keep_outputs(collect_references)
+    stored = progress.load()
+    assert sorted(stored) == ["02_static_inputs", "03_outputs"]
+    assert stored["02_static_inputs"]["replay_with_new_inputs"]["passed"] is True
+    assert stored["03_outputs"]["keep_outputs"]["passed"] is False
+
+
+def test_a_demonstrated_wrong_answer_leaves_progress_alone(progress_log, capsys):
+    # Lesson 02 shows what the checker says about rebinding, after the learner's own check.
+    checks.check_replay_with_new_inputs(step)
+    with pytest.raises(CheckFailed, match="first batch's result"):
+        checks.check_replay_with_new_inputs(rebinding_step, record=False)
+    assert progress_log == [("02_static_inputs", "replay_with_new_inputs", True)]
 
 
 def test_progress_that_cannot_be_saved_warns_and_keeps_the_result(monkeypatch, capsys):

@@ -11,7 +11,8 @@ on several inputs whose answers are not round numbers. Then it either
   wrong, how to fix it, which section of the lesson to reread) without a traceback, or
 - prints one "not attempted yet" line when the learner's function is still the stub.
 
-Each result is stored with ``graphlab.course.progress.record(lesson, checker name, passed)``.
+Each result is stored with ``graphlab.course.progress.record(lesson, exercise, passed)``, the
+exercise being the checker's name without ``check_`` (``replay_with_new_inputs``).
 
 ======================  ====================================================================
 lesson                  checkers

@@ -95,14 +95,23 @@ def exercise(reread: Section) -> Callable[[Callable[..., None]], Callable[..., N
     """Make ``check_*`` a checker of lesson ``reread.lesson`` (see the module docstring).
 
     The learner's functions are the checker's parameters; their names head a failure's block.
-    The result goes to the learner's progress as (lesson, the checker's name, passed).
+    The result goes to the learner's progress as (lesson, exercise id, passed), the exercise id
+    being the checker's name without ``check_`` (``check_busy_fraction`` checks
+    ``busy_fraction``), as the lesson's solution cell names its exercise. A lesson that shows
+    what the checker says about a wrong answer passes ``record=False``: that is a demonstration,
+    not the learner's attempt, and must not replace their result.
     """
 
     def decorate(check: Callable[..., None]) -> Callable[..., None]:
         names = " and ".join(inspect.signature(check).parameters)
+        exercise_id = check.__name__.removeprefix("check_")
+
+        def result(passed: bool, record: bool) -> None:
+            if record:
+                record_result(reread.lesson, exercise_id, passed)
 
         @functools.wraps(check)
-        def run(*answers: Any) -> None:
+        def run(*answers: Any, record: bool = True) -> None:
             try:
                 check(*answers)
             except _NotAttempted as stub:
@@ -112,26 +121,28 @@ def exercise(reread: Section) -> Callable[[Callable[..., None]], Callable[..., N
                 )
                 return
             except CheckFailed as failure:
-                _finish(failure, names, reread, check.__name__)
+                _label(failure, names, reread)
+                result(False, record)
                 raise
             except Exception as exc:
                 # A value of the learner's that the checker could not even read (its __eq__,
                 # __len__ or __iter__ raised, say): still their answer's fault, so still a
                 # CheckFailed, pointing at their line when the error came from their code.
                 failure = CheckFailed(_unreadable(names, exc))
-                _finish(failure, names, reread, check.__name__)
+                _label(failure, names, reread)
+                result(False, record)
                 raise failure from exc
-            record_result(reread.lesson, check.__name__, True)
+            result(True, record)
 
         return run
 
     return decorate
 
 
-def _finish(failure: CheckFailed, names: str, reread: Section, checker: str) -> None:
+def _label(failure: CheckFailed, names: str, reread: Section) -> None:
+    """Name the exercise in ``failure`` and, unless its message chose one, what to reread."""
     failure.exercise = failure.exercise or names
     failure.reread = failure.reread or str(reread)
-    record_result(reread.lesson, checker, False)
 
 
 def _unreadable(names: str, exc: Exception) -> str:
