@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 import torch
-from right_answers import RIGHT, SUCCESS, busy_fraction, collect, step
+from right_answers import RIGHT, SUCCESS, busy_fraction, collect, collect_on_the_host, step
 from wrong_answers import WRONG, chain_as_one_kernel, collect_references, rebinding_step
 
 from graphlab import DEVICE, Timeline, checks, cuda
@@ -102,16 +102,8 @@ def test_one_kernel_instead_of_a_chain_is_named_exactly():
 @on_emulator
 def test_cpu_copies_on_the_emulator_are_refused_with_the_reason():
     # On a GPU .cpu() copies an output to the host (accepted, tests/gpu); on the CPU it is a no-op.
-    def collect_cpu(graph, static_x, static_y, batches):
-        kept = []
-        for batch in batches:
-            static_x.copy_(batch)
-            graph.replay()
-            kept.append(static_y.cpu())
-        return kept
-
     with pytest.raises(CheckFailed) as info:
-        checks.check_keep_outputs(collect_cpu)
+        checks.check_keep_outputs(collect_on_the_host)
     assert str(info.value).endswith(
         "Keep static_y.clone(). (Here, on the CPU emulator, .cpu() and .to('cpu') return the very "
         "same tensor, not a copy.)"

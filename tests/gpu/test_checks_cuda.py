@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import pytest
 import torch
+from right_answers import collect_on_the_host
 from test_checks import (  # noqa: F401  (collected here again, under the cuda mark)
     test_a_crash_shows_the_learners_own_line,
     test_a_failed_capture_points_at_its_first_error_explains_it_and_recovers,
@@ -90,15 +91,6 @@ def test_a_kept_graph_is_counted_from_its_nodes():
 
 
 # --- .cpu() copies an output to the host on a GPU: a correct way to keep it ---------------------
-
-
-def collect_on_the_host(graph, static_x, static_y, batches):
-    kept = []
-    for batch in batches:
-        static_x.copy_(batch)
-        graph.replay()
-        kept.append(static_y.cpu())
-    return kept
 
 
 def two_replays_on_the_host(graph, static_out, seed):
