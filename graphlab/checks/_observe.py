@@ -4,8 +4,8 @@
   computes the right numbers without replaying the graph has not used it.
 - :func:`replay_kernels` replays a graph once and counts the kernels that replay ran: on a GPU from
   the graph's own nodes when it was kept (``CUDAGraph(keep_graph=True)``, torch 2.8+, with the
-  ``cuda.bindings`` package), otherwise from a torch.profiler trace of the replay (torch 2.4+);
-  on the CPU emulator from the operations its capture recorded.
+  ``cuda.bindings`` package), otherwise from a torch.profiler trace of the replay (any torch the
+  course supports); on the CPU emulator from the operations its capture recorded.
 - :func:`address` and :func:`shares_memory` tell whether a tensor still has the memory the graph
   was captured with, and whether an output the learner keeps is memory a replay writes.
 - :func:`warmed_capture` is how checkers capture their own graphs: warm up on graphlab's side
