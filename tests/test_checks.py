@@ -25,6 +25,7 @@ from graphlab import DEVICE, Timeline, checks, cuda
 from graphlab.backend import backend
 from graphlab.checks import _feedback, _sections
 from graphlab.checks._observe import first_replay_kernels
+from graphlab.course.lessons import lessons as course_lessons
 from graphlab.errors import CheckFailed, GraphlabError
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -59,6 +60,12 @@ def test_every_checker_is_covered():
     assert {c for c, _ in RIGHT} == set(LESSONS) == {c for c, _, _ in WRONG}
 
 
+def test_each_checker_records_an_exercise_its_lesson_has():
+    # The progress report counts a lesson's exercises by its solution cells' ids.
+    exercises = {(lesson.id, e) for lesson in course_lessons() for e in lesson.exercises}
+    assert {(lesson, checker) for checker, lesson in LESSONS.items()} == exercises
+
+
 # --- right and wrong answers ---------------------------------------------------------------------
 
 
@@ -66,7 +73,7 @@ def test_every_checker_is_covered():
 def test_right_answers_pass(checker, answer, capsys, progress_log):
     run(checker, answer)
     assert re.fullmatch(SUCCESS[checker], capsys.readouterr().out)
-    assert progress_log == [(LESSONS[checker], checker.removeprefix("check_"), True)]
+    assert progress_log == [(LESSONS[checker], checker, True)]
 
 
 @pytest.mark.parametrize(("checker", "answer", "words"), WRONG, ids=[names(c) for c in WRONG])
@@ -74,7 +81,7 @@ def test_wrong_answers_fail(checker, answer, words, progress_log):
     with pytest.raises(CheckFailed) as info:
         run(checker, answer)
     assert words in str(info.value)
-    assert progress_log == [(LESSONS[checker], checker.removeprefix("check_"), False)]
+    assert progress_log == [(LESSONS[checker], checker, False)]
 
 
 def test_rebinding_message_is_the_lessons(capsys):
@@ -365,8 +372,8 @@ def test_results_reach_the_learners_progress_file(monkeypatch, tmp_path):
         checks.check_keep_outputs(collect_references)
     stored = progress.load()
     assert sorted(stored) == ["02_static_inputs", "03_outputs"]
-    assert stored["02_static_inputs"]["replay_with_new_inputs"]["passed"] is True
-    assert stored["03_outputs"]["keep_outputs"]["passed"] is False
+    assert stored["02_static_inputs"]["check_replay_with_new_inputs"]["passed"] is True
+    assert stored["03_outputs"]["check_keep_outputs"]["passed"] is False
 
 
 def test_a_demonstrated_wrong_answer_leaves_progress_alone(progress_log, capsys):
@@ -374,7 +381,7 @@ def test_a_demonstrated_wrong_answer_leaves_progress_alone(progress_log, capsys)
     checks.check_replay_with_new_inputs(step)
     with pytest.raises(CheckFailed, match="first batch's result"):
         checks.check_replay_with_new_inputs(rebinding_step, record=False)
-    assert progress_log == [("02_static_inputs", "replay_with_new_inputs", True)]
+    assert progress_log == [("02_static_inputs", "check_replay_with_new_inputs", True)]
 
 
 def test_progress_that_cannot_be_saved_warns_and_keeps_the_result(monkeypatch, capsys):

@@ -12,7 +12,8 @@ on several inputs whose answers are not round numbers. Then it either
 - prints one "not attempted yet" line when the learner's function is still the stub.
 
 Each result is stored with ``graphlab.course.progress.record(lesson, exercise, passed)``, the
-exercise being the checker's name without ``check_`` (``replay_with_new_inputs``).
+exercise being the checker's name (``check_replay_with_new_inputs``), as the lesson's solution
+cell names it.
 
 ======================  ====================================================================
 lesson                  checkers

@@ -95,16 +95,16 @@ def exercise(reread: Section) -> Callable[[Callable[..., None]], Callable[..., N
     """Make ``check_*`` a checker of lesson ``reread.lesson`` (see the module docstring).
 
     The learner's functions are the checker's parameters; their names head a failure's block.
-    The result goes to the learner's progress as (lesson, exercise id, passed), the exercise id
-    being the checker's name without ``check_`` (``check_busy_fraction`` checks
-    ``busy_fraction``), as the lesson's solution cell names its exercise. A lesson that shows
+    The result goes to the learner's progress as (lesson, exercise, passed), the exercise being
+    the checker's name, as the lesson's solution cell names it (``%%solution check_busy_fraction``).
+    A lesson that shows
     what the checker says about a wrong answer passes ``record=False``: that is a demonstration,
     not the learner's attempt, and must not replace their result.
     """
 
     def decorate(check: Callable[..., None]) -> Callable[..., None]:
         names = " and ".join(inspect.signature(check).parameters)
-        exercise_id = check.__name__.removeprefix("check_")
+        exercise_id = check.__name__
 
         def result(passed: bool, record: bool) -> None:
             if record:
