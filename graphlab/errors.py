@@ -7,6 +7,8 @@ line and exits with status 2; it never shows a traceback for these.
 
 from __future__ import annotations
 
+import textwrap
+
 __all__ = [
     "CaptureError",
     "CheckFailed",
@@ -51,4 +53,35 @@ class CaptureError(GraphlabError, RuntimeError):
 
 
 class CheckFailed(GraphlabError, AssertionError):
-    """An exercise checker found the learner's answer wrong; the message says precisely how."""
+    """An exercise checker found the learner's answer wrong; the message says precisely how.
+
+    ``str(failure)`` is the message alone: what is wrong and how to fix it. The checker also sets
+    ``exercise`` (the function the learner writes) and ``reread`` (the part of the lesson that
+    explains the mistake). IPython shows a failed check as one block made of these three, without
+    a traceback: it calls :meth:`_render_traceback_` in place of formatting one.
+    """
+
+    exercise: str = ""
+    reread: str = ""
+
+    def block(self) -> str:
+        """The failure as the learner sees it: a headline, the message, what to reread."""
+        lines = [f"{self.exercise or 'your answer'}: not right yet"]
+        for paragraph in str(self).splitlines():
+            indent = "  " + paragraph[: len(paragraph) - len(paragraph.lstrip())]
+            lines += textwrap.wrap(
+                paragraph.strip(),
+                100,
+                initial_indent=indent,
+                subsequent_indent=indent,
+                break_long_words=False,
+                break_on_hyphens=False,
+            )
+        if self.reread:
+            lines.append(f"  Reread: {self.reread}")
+        return "\n".join(lines)
+
+    def _render_traceback_(self) -> list[str]:
+        # IPython's InteractiveShell.showtraceback uses this list of lines instead of the
+        # traceback when an exception defines it; ipykernel sends it as the error's traceback.
+        return self.block().splitlines()

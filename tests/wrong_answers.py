@@ -1,10 +1,113 @@
 """Typical wrong answers to the lessons' exercises, shared by the checker and explainer tests.
 
 Each is what a learner plausibly writes; the checkers must reject it with a precise message, and
-``graphlab.explain`` must recognise that message.
+``graphlab.explain`` must recognise the messages about stale inputs and overwritten outputs. They
+run on the live backend: the CPU emulator here, torch.cuda on a GPU (tests/gpu/).
+
+:data:`WRONG` lists them by checker, as ``(checker, answer, words the message contains)``; the
+kinds the checkers once let through are all there: constant answers, one kernel instead of n,
+answers that never replay the graph, outputs that are views of static buffers, rounded answers.
 """
 
 from __future__ import annotations
+
+import numpy as np
+import torch
+
+from graphlab import DEVICE, cuda
+
+# --- lesson 00: busy fraction ------------------------------------------------------------------
+
+
+def busy_fraction_rounded(t):
+    gpu = t.select(t.is_gpu)
+    return round(float(gpu.dur_ns.sum() / (gpu.end_ns.max() - gpu.start_ns.min())), 2)
+
+
+def busy_fraction_with_host_calls(t):
+    return t.dur_ns.sum() / (t.end_ns.max() - t.start_ns.min())
+
+
+def busy_fraction_over_whole_span(t):
+    gpu = t.is_gpu
+    return t.dur_ns[gpu].sum() / (t.end_ns[gpu].max() - t.start_ns.min())
+
+
+def busy_fraction_percent(t):
+    gpu = t.select(t.is_gpu)
+    return 100 * gpu.dur_ns.sum() / (gpu.end_ns.max() - gpu.start_ns.min())
+
+
+# --- lesson 01: a chain of kernels; kernels of a replay -----------------------------------------
+
+
+def chain_as_one_kernel(static_x, n):
+    """The result is right, but one kernel instead of n: that is fusion, not a graph."""
+    g = cuda.CUDAGraph()
+    with cuda.graph(g):
+        out = static_x + n
+    return g, out
+
+
+def chain_computed_outside(static_x, n):
+    out = static_x + n  # computed once, eagerly, from the zeros
+    g = cuda.CUDAGraph()
+    with cuda.graph(g):
+        static_x * 1
+    return g, out
+
+
+def chain_of_fifty(static_x, n):
+    """Hard-wired to the lesson's 50, whatever n is."""
+    g = cuda.CUDAGraph()
+    with cuda.graph(g):
+        out = static_x
+        for _ in range(50):
+            out = out + 1
+    return g, out
+
+
+def chain_in_place_on_input(static_x, n):
+    g = cuda.CUDAGraph()
+    with cuda.graph(g):
+        for _ in range(n):
+            static_x.add_(1)
+    return g, static_x
+
+
+def chain_in_place_then_copied(static_x, n):
+    g = cuda.CUDAGraph()
+    with cuda.graph(g):
+        for _ in range(n):
+            static_x.add_(1)
+        out = static_x.clone()
+    return g, out
+
+
+def chain_rounded(static_x, n):
+    g = cuda.CUDAGraph()
+    with cuda.graph(g):
+        out = static_x
+        for _ in range(n):
+            out = out + 1
+        out = out.round()
+    return g, out
+
+
+def chain_without_graph(static_x, n):
+    return (lambda: None), static_x + n
+
+
+def kernels_of_every_replay(t):
+    replays = t.correlation[(t.kind == "launch") & (t.name == "cudaGraphLaunch")]
+    return int(((t.kind == "kernel") & np.isin(t.correlation, replays)).sum())
+
+
+def graph_launch_calls(t):
+    return int(((t.kind == "launch") & (t.name == "cudaGraphLaunch")).sum())
+
+
+# --- lesson 02: static inputs -------------------------------------------------------------------
 
 
 def rebinding_step(graph, static_x, static_y, batch):
@@ -12,6 +115,49 @@ def rebinding_step(graph, static_x, static_y, batch):
     static_x = batch  # noqa: F841  (the mistake: the graph still reads the old tensor)
     graph.replay()
     return static_y
+
+
+def copy_without_replay(graph, static_x, static_y, batch):
+    static_x.copy_(batch)
+    return static_y
+
+
+def step_computed_eagerly(graph, static_x, static_y, batch):
+    """Right numbers, but the graph never runs."""
+    static_x.copy_(batch)
+    return batch * 2 + 1
+
+
+def step_swapping_storage(graph, static_x, static_y, batch):
+    static_x.set_(batch.clone())
+    graph.replay()
+    return static_y
+
+
+def step_assigning_data(graph, static_x, static_y, batch):
+    static_x.data = batch.clone()
+    graph.replay()
+    return static_y
+
+
+def step_rounded(graph, static_x, static_y, batch):
+    static_x.copy_(batch)
+    graph.replay()
+    return static_y.round()
+
+
+def step_constant(graph, static_x, static_y, batch):
+    graph.replay()
+    return torch.tensor([61.0, 63.0, 65.0, 67.0], device=DEVICE)
+
+
+def step_returning_batch(graph, static_x, static_y, batch):
+    static_x.copy_(batch)
+    graph.replay()
+    return batch
+
+
+# --- lesson 03: outputs -------------------------------------------------------------------------
 
 
 def collect_references(graph, static_x, static_y, batches):
@@ -22,3 +168,379 @@ def collect_references(graph, static_x, static_y, batches):
         graph.replay()
         kept.append(static_y)
     return kept
+
+
+def collect_views(graph, static_x, static_y, batches):
+    kept = []
+    for batch in batches:
+        static_x.copy_(batch)
+        graph.replay()
+        kept.append(static_y[:])
+    return kept
+
+
+def collect_last_by_reference(graph, static_x, static_y, batches):
+    kept = []
+    for batch in batches:
+        static_x.copy_(batch)
+        graph.replay()
+        kept.append(static_y.clone())
+    kept[-1] = static_y
+    return kept
+
+
+def collect_without_replay(graph, static_x, static_y, batches):
+    return [batch**2 for batch in batches]
+
+
+def collect_one_replay(graph, static_x, static_y, batches):
+    static_x.copy_(batches[0])
+    graph.replay()
+    return [static_y.clone()] + [batch**2 for batch in batches[1:]]
+
+
+def collect_rounded(graph, static_x, static_y, batches):
+    kept = []
+    for batch in batches:
+        static_x.copy_(batch)
+        graph.replay()
+        kept.append(static_y.round())
+    return kept
+
+
+# --- lesson 04: randomness ----------------------------------------------------------------------
+
+
+def seed_once(graph, static_out, seed):
+    torch.manual_seed(seed)
+    graph.replay()
+    first = static_out.clone()
+    graph.replay()
+    return first, static_out.clone()
+
+
+def two_replays_aliased(graph, static_out, seed):
+    torch.manual_seed(seed)
+    graph.replay()
+    return static_out, static_out
+
+
+def one_replay_kept_twice(graph, static_out, seed):
+    torch.manual_seed(seed)
+    graph.replay()
+    return static_out.clone(), static_out.clone()
+
+
+def masks_drawn_eagerly(graph, static_out, seed):
+    masks = []
+    for _ in range(2):
+        torch.manual_seed(seed)
+        masks.append(torch.nn.functional.dropout(torch.ones(64, device=DEVICE), 0.5, True))
+    return masks[0], masks[1]
+
+
+def seed_written_in(graph, static_out, seed):
+    kept = []
+    for _ in range(2):
+        torch.manual_seed(1234)
+        graph.replay()
+        kept.append(static_out.clone())
+    return kept[0], kept[1]
+
+
+# --- lesson 05: dynamic shapes ------------------------------------------------------------------
+
+
+def _bucket(graphs, n, size=None):
+    graph, static_x, static_y = graphs[size or min(s for s in graphs if s >= n)]
+    return graph, static_x, static_y
+
+
+def padded_in_largest_bucket(graphs, batch):
+    n = batch.shape[0]
+    graph, static_x, static_y = _bucket(graphs, n, max(graphs))
+    static_x[:n].copy_(batch)
+    graph.replay()
+    return static_y[:n].clone()
+
+
+def padded_whole_bucket(graphs, batch):
+    n = batch.shape[0]
+    graph, static_x, static_y = _bucket(graphs, n)
+    static_x[:n].copy_(batch)
+    graph.replay()
+    return static_y.clone()
+
+
+def padded_view(graphs, batch):
+    n = batch.shape[0]
+    graph, static_x, static_y = _bucket(graphs, n)
+    static_x[:n].copy_(batch)
+    graph.replay()
+    return static_y[:n]
+
+
+def padded_eagerly(graphs, batch):
+    return (batch * 2).sum(dim=1) + 1
+
+
+def padded_without_copy(graphs, batch):
+    graph, _, static_y = _bucket(graphs, batch.shape[0])
+    graph.replay()
+    return static_y[: batch.shape[0]].clone()
+
+
+def padded_rounded(graphs, batch):
+    n = batch.shape[0]
+    graph, static_x, static_y = _bucket(graphs, n)
+    static_x[:n].copy_(batch)
+    graph.replay()
+    return static_y[:n].round()
+
+
+def padded_every_bucket(graphs, batch):
+    n = batch.shape[0]
+    for graph, static_x, _ in graphs.values():
+        if static_x.shape[0] >= n:
+            static_x[:n].copy_(batch)
+        graph.replay()
+    return _bucket(graphs, n)[2][:n].clone()
+
+
+def waste_over_real_rows(sizes, buckets):
+    computed = sum(min(b for b in buckets if b >= n) for n in sizes)
+    return (computed - sum(sizes)) / sum(sizes)
+
+
+def waste_rounded(sizes, buckets):
+    computed = sum(min(b for b in buckets if b >= n) for n in sizes)
+    return round((computed - sum(sizes)) / computed, 2)
+
+
+# --- lesson 06: does it pay? --------------------------------------------------------------------
+
+
+def break_even_gpu_only(t):
+    saving = t["eager_us"] - t["replay_us"]
+    return t["capture_us"] / saving if saving > 0 else None
+
+
+def break_even_never_none(t):
+    return t["capture_us"] / (t["eager_end_to_end_us"] - t["replay_end_to_end_us"] + 1e-9)
+
+
+def break_even_rounded_up(t):
+    saving = t["eager_end_to_end_us"] - t["replay_end_to_end_us"]
+    return -(-t["capture_us"] // saving) if saving > 0 else None
+
+
+def break_even_truncated(t):
+    saving = t["eager_end_to_end_us"] - t["replay_end_to_end_us"]
+    return int(t["capture_us"] / saving) if saving > 0 else None
+
+
+# --- lesson 07: training ------------------------------------------------------------------------
+
+
+def adam(params):
+    return torch.optim.Adam(params, lr=0.01, capturable=True)
+
+
+def warm_up(model, optimizer, static_x, static_y) -> None:
+    """Three ordinary steps on a side stream, as the lesson's recipe does before capture."""
+    side = cuda.Stream()
+    side.wait_stream(cuda.current_stream())
+    with cuda.stream(side):
+        for _ in range(3):
+            optimizer.zero_grad(set_to_none=True)
+            torch.nn.functional.mse_loss(model(static_x), static_y).backward()
+            optimizer.step()
+    cuda.current_stream().wait_stream(side)
+
+
+def capture_only(model, optimizer, static_x, static_y, step=True, target=None):
+    """Capture forward, backward and (unless ``step`` is False) the optimizer step, as is."""
+    graph = cuda.CUDAGraph()
+    with cuda.graph(graph):
+        y = static_y if target is None else target(static_y)
+        static_loss = torch.nn.functional.mse_loss(model(static_x), y)
+        static_loss.backward()
+        if step:
+            optimizer.step()
+    return graph, static_loss
+
+
+def training_keeps_gradients(model, optimizer, static_x, static_y):
+    warm_up(model, optimizer, static_x, static_y)
+    # No zero_grad(set_to_none=True) before capturing: .grad exists, so backward adds to it.
+    return capture_only(model, optimizer, static_x, static_y)
+
+
+def training_forward_only(model, optimizer, static_x, static_y):
+    warm_up(model, optimizer, static_x, static_y)
+    optimizer.zero_grad(set_to_none=True)
+    return capture_only(model, optimizer, static_x, static_y, step=False)
+
+
+def training_on_a_fixed_target(model, optimizer, static_x, static_y):
+    """Fits a target made inside the capture, which the checker's batches never reach."""
+    warm_up(model, optimizer, static_x, static_y)
+    optimizer.zero_grad(set_to_none=True)
+    return capture_only(model, optimizer, static_x, static_y, target=torch.zeros_like)
+
+
+# --- lesson 08: memory --------------------------------------------------------------------------
+
+
+def capture_all(sizes, shared=True):
+    pool = cuda.graph_pool_handle() if shared else None
+    graphs = {}
+    for size in sizes:
+        static_x = torch.zeros(size, device=DEVICE)
+        graph = cuda.CUDAGraph()
+        with cuda.graph(graph, pool=pool):
+            static_y = static_x * 2 + 1
+        graphs[size] = (graph, static_x, static_y)
+    return graphs
+
+
+def capture_all_private(sizes):
+    return capture_all(sizes, shared=False)
+
+
+def capture_all_in_one_graph(sizes):
+    graph = cuda.CUDAGraph()
+    inputs = {size: torch.zeros(size, device=DEVICE) for size in sizes}
+    with cuda.graph(graph):
+        outputs = {size: x * 2 + 1 for size, x in inputs.items()}
+    return {size: (graph, inputs[size], outputs[size]) for size in sizes}
+
+
+def capture_all_in_place(sizes):
+    pool = cuda.graph_pool_handle()
+    graphs = {}
+    for size in sizes:
+        static_x = torch.zeros(size, device=DEVICE)
+        graph = cuda.CUDAGraph()
+        with cuda.graph(graph, pool=pool):
+            static_x.mul_(2).add_(1)
+        graphs[size] = (graph, static_x, static_x)
+    return graphs
+
+
+def capture_all_outside(sizes):
+    pool = cuda.graph_pool_handle()
+    graphs = {}
+    for size in sizes:
+        static_x = torch.zeros(size, device=DEVICE)
+        static_y = static_x * 2 + 1
+        graph = cuda.CUDAGraph()
+        with cuda.graph(graph, pool=pool):
+            static_x + 0
+        graphs[size] = (graph, static_x, static_y)
+    return graphs
+
+
+def capture_all_rounded(sizes):
+    pool = cuda.graph_pool_handle()
+    graphs = {}
+    for size in sizes:
+        static_x = torch.zeros(size, device=DEVICE)
+        graph = cuda.CUDAGraph()
+        with cuda.graph(graph, pool=pool):
+            static_y = (static_x * 2 + 1).round()
+        graphs[size] = (graph, static_x, static_y)
+    return graphs
+
+
+def constant(value):
+    """An answer that ignores its arguments and returns ``value``."""
+    return lambda *args: value
+
+
+# (checker, answer or answers, words the checker's message contains)
+WRONG = [
+    # 00
+    ("check_busy_fraction", constant(0.5), "the same answer, 0.5, for two different timelines"),
+    ("check_busy_fraction", constant(0.575), "returned 0.575, expected 0.5 for this timeline"),
+    ("check_busy_fraction", busy_fraction_rounded, "you got 0.58, which is 0.57543 rounded"),
+    ("check_busy_fraction", busy_fraction_with_host_calls, "counted the host launch calls"),
+    ("check_busy_fraction", busy_fraction_over_whole_span, "divided by the whole timeline's span"),
+    ("check_busy_fraction", busy_fraction_percent, "not a time or a percent"),
+    ("check_busy_fraction", constant(10**400), "too large for a float (about 10**400)"),
+    # 01
+    ("check_capture_chain", chain_as_one_kernel, "ran 1 kernel(s), not the chain's 7"),
+    ("check_capture_chain", chain_computed_outside, "still holds the result for zeros"),
+    ("check_capture_chain", chain_of_fifty, "the chain should add 1, 7 times"),
+    ("check_capture_chain", chain_in_place_on_input, "static_out is static_x itself"),
+    ("check_capture_chain", chain_in_place_then_copied, "your graph writes into static_x"),
+    ("check_capture_chain", chain_rounded, "the chain should add 1, 7 times"),
+    ("check_capture_chain", chain_without_graph, "should be the cuda.CUDAGraph you captured"),
+    ("check_capture_chain", constant((1, 2, 3)), "should return a pair (graph, static_out)"),
+    ("check_kernels_per_replay", constant(3), "the same answer, 3, for two different timelines"),
+    ("check_kernels_per_replay", lambda t: int((t.kind == "kernel").sum()), "every kernel (7)"),
+    ("check_kernels_per_replay", kernels_of_every_replay, "kernels of every replay (6)"),
+    ("check_kernels_per_replay", graph_launch_calls, "that counts launch calls"),
+    ("check_kernels_per_replay", constant("3"), "a number of kernels, not the text '3'"),
+    # 02
+    ("check_replay_with_new_inputs", rebinding_step, "returned the first batch's result: the"),
+    ("check_replay_with_new_inputs", copy_without_replay, "call graph.replay() after copying"),
+    ("check_replay_with_new_inputs", step_computed_eagerly, "did not replay the graph"),
+    ("check_replay_with_new_inputs", step_swapping_storage, "now points at other memory"),
+    ("check_replay_with_new_inputs", step_assigning_data, "now points at other memory"),
+    ("check_replay_with_new_inputs", step_rounded, "for batch 1 step returned [2, -2, 6, 11]"),
+    ("check_replay_with_new_inputs", step_constant, "for batch 1 step returned [61, 63, 65"),
+    ("check_replay_with_new_inputs", constant(None), "step returned None"),
+    ("check_replay_with_new_inputs", step_returning_batch, "step returned the batch itself"),
+    # 03
+    ("check_keep_outputs", collect_references, "all 4 outputs you kept equal the last batch's"),
+    ("check_keep_outputs", collect_views, "all 4 outputs you kept equal the last batch's"),
+    ("check_keep_outputs", collect_last_by_reference, "outputs [3] share memory with static_y"),
+    ("check_keep_outputs", collect_without_replay, "replayed the graph 0 time(s) for 4 batches"),
+    ("check_keep_outputs", collect_one_replay, "replayed the graph 1 time(s) for 4 batches"),
+    ("check_keep_outputs", collect_rounded, "output 1 is [0, 2, 5], expected [0.25, 2.25, 5"),
+    ("check_keep_outputs", constant(torch.ones(3)), "should return a list of 4 outputs"),
+    # 04
+    ("check_reproducible_replays", seed_once, "your two replays drew different masks"),
+    ("check_reproducible_replays", two_replays_aliased, "you returned static_out itself"),
+    ("check_reproducible_replays", one_replay_kept_twice, "replayed the graph 1 time(s)"),
+    ("check_reproducible_replays", masks_drawn_eagerly, "replayed the graph 0 time(s)"),
+    ("check_reproducible_replays", seed_written_in, "not the one seed 2026 gives"),
+    ("check_reproducible_replays", constant(torch.ones(64)), "should return a pair (first, sec"),
+    # 05
+    ("check_run_padded", padded_in_largest_bucket, "smallest bucket that holds 3 rows is 4"),
+    ("check_run_padded", padded_whole_bucket, "returned 4 outputs for a request of 3 rows"),
+    ("check_run_padded", padded_view, "shares memory with the bucket's static_y"),
+    ("check_run_padded", padded_eagerly, "for a request of 3 rows no graph was replayed"),
+    ("check_run_padded", padded_without_copy, "rows of the bucket's static_x do not hold"),
+    ("check_run_padded", padded_rounded, "for a request of 3 rows you returned [-5, 7, 19]"),
+    ("check_run_padded", padded_every_bucket, "replayed the graph(s) of size [2, 4, 8]"),
+    ("check_padding_waste", waste_over_real_rows, "divide by all rows computed (20)"),
+    (
+        "check_padding_waste",
+        constant(0.35),
+        "the same answer, 0.35, for two different request mixes",
+    ),
+    ("check_padding_waste", waste_rounded, "which is 0.386364 rounded"),
+    ("check_padding_waste", lambda sizes, buckets: 7 // 20, "which is 0.35 rounded"),
+    # 06
+    ("check_break_even", break_even_gpu_only, "that uses eager_us and replay_us"),
+    ("check_break_even", break_even_never_none, "so return None"),
+    ("check_break_even", break_even_rounded_up, "return N* itself (85.1339), not rounded to 86"),
+    ("check_break_even", break_even_truncated, "return N* itself (85.1339), not rounded to 85"),
+    ("check_break_even", constant(400), "so return None (you returned 400)"),
+    # 07 (the checker takes two answers: capture_step and make_optimizer)
+    ("check_captured_training", (capture_only, adam), "for the first time inside the capture"),
+    ("check_captured_training", (training_keeps_gradients, adam), "gradients accumulate across"),
+    ("check_captured_training", (training_forward_only, adam), "the weights did not change"),
+    ("check_captured_training", (training_on_a_fixed_target, adam), "the weights differ"),
+    ("check_captured_training", (constant(None), adam), "should return a pair (graph, static"),
+    ("check_captured_training", (capture_only, constant(3)), "a torch.optim optimizer, not 3"),
+    # 08
+    ("check_shared_pool", capture_all_private, "your 3 graphs use 3 different memory pools"),
+    ("check_shared_pool", capture_all_in_one_graph, "several sizes share one graph object"),
+    ("check_shared_pool", capture_all_in_place, "static_y of size 64 is static_x itself"),
+    ("check_shared_pool", capture_all_outside, "the graph of size 64 replayed [1, 1, 1"),
+    ("check_shared_pool", capture_all_rounded, "the graph of size 64 replayed [-7, -6, -6"),
+    ("check_shared_pool", constant({64: None}), "one entry per size [64, 32, 16]"),
+]

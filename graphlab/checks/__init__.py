@@ -1,8 +1,19 @@
 """Exercise checkers of the course, one module per lesson.
 
 Each ``check_*`` runs the learner's function on the live backend (``torch.cuda`` on a GPU, the CPU
-emulator elsewhere). It raises :class:`graphlab.errors.CheckFailed` with a message naming the
-mistake and its fix, or prints one ``PASSED ...: yours ... vs expected ...`` line.
+emulator elsewhere) and checks what the lesson teaches, not only the numbers it returns: that the
+graph was replayed (replays are counted), that the kernels were captured (counted in a replay),
+that static inputs keep their memory, that kept outputs share no memory with the graph's buffers,
+on several inputs whose answers are not round numbers. Then it either
+
+- prints one ``PASSED ...: yours ... vs expected ...`` line,
+- raises :class:`graphlab.errors.CheckFailed`, which a notebook shows as one short block (what is
+  wrong, how to fix it, which section of the lesson to reread) without a traceback, or
+- prints one "not attempted yet" line when the learner's function is still the stub.
+
+Each result is stored with ``graphlab.course.progress.record(lesson, exercise, passed)``, the
+exercise being the checker's name (``check_replay_with_new_inputs``), as the lesson's solution
+cell names it.
 
 ======================  ====================================================================
 lesson                  checkers

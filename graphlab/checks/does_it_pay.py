@@ -5,9 +5,11 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 
-from ._core import call, fail, number, passed
+from ._core import call, exercise, fail, fmt, not_fixed, number, passed, rounded
+from ._sections import MODEL
 
 __all__ = ["check_break_even"]
+
 
 # Hand-made timings in microseconds, shaped like graphlab.compare(...).to_dict(). In the first,
 # the GPU-side times alone would suggest 8000 / (50 - 10) = 200 repetitions; end to end, with the
@@ -53,17 +55,40 @@ CASES = [
         },
         125.0,
     ),
+    # Answers that are not whole numbers: 1907 / (61.3 - 38.9) and 7941 / (97.5 - 21.25).
+    (
+        {
+            "capture_us": 1907.0,
+            "eager_us": 41.0,
+            "replay_us": 30.5,
+            "eager_end_to_end_us": 61.3,
+            "replay_end_to_end_us": 38.9,
+        },
+        1907.0 / (61.3 - 38.9),
+    ),
+    (
+        {
+            "capture_us": 7941.0,
+            "eager_us": 80.0,
+            "replay_us": 9.5,
+            "eager_end_to_end_us": 97.5,
+            "replay_end_to_end_us": 21.25,
+        },
+        7941.0 / (97.5 - 21.25),
+    ),
 ]
 
 
+@exercise(MODEL)
 def check_break_even(break_even: Callable) -> None:
     """Check ``break_even(timings) -> float | None``: N* = C / (t_eager - t_replay), end to end.
 
     ``timings`` has the keys of a comparison (``capture_us``, ``eager_us``, ``replay_us``,
     ``eager_end_to_end_us``, ``replay_end_to_end_us``). The answer is ``None`` when replay is not
-    faster end to end, since then no number of repetitions pays back the capture.
+    faster end to end, since then no number of repetitions pays back the capture. Two cases have
+    answers that are not whole numbers, so that a rounded N* cannot pass.
     """
-    first = None
+    values = []
     for timings, expected in CASES:
         yours = call(break_even, dict(timings), name="break_even")
         saving = timings["eager_end_to_end_us"] - timings["replay_end_to_end_us"]
@@ -71,23 +96,30 @@ def check_break_even(break_even: Callable) -> None:
             if yours is not None:
                 fail(
                     f"with eager {timings['eager_end_to_end_us']} us and replay "
-                    f"{timings['replay_end_to_end_us']} us end to end, replay saves {saving} us: "
-                    f"no N pays back the capture, so return None (you returned {yours!r})."
+                    f"{timings['replay_end_to_end_us']} us end to end, replay saves {saving:g} us: "
+                    f"no N pays back the capture, so return None (you returned {fmt(yours)})."
                 )
             continue
         if yours is None:
-            fail(f"break_even returned None although replay saves {saving} us per iteration.")
-        value = number(yours, "break_even should return a number or None")
-        gpu_only = timings["capture_us"] / (timings["eager_us"] - timings["replay_us"])
-        if math.isclose(value, gpu_only) and not math.isclose(gpu_only, expected):
-            fail(
-                f"you got {value:g}: that uses eager_us and replay_us. Compare end to end, with "
-                "the input copies each iteration needs: eager_end_to_end_us and "
-                f"replay_end_to_end_us give {expected:g}."
-            )
-        if value == math.ceil(expected + 1e-9) and value != expected:
-            fail(f"return N* itself ({expected:g}), not rounded to {value:g}.")
-        if not math.isclose(value, expected, rel_tol=1e-9):
-            fail(f"break_even returned {value:g} for {timings}, expected {expected:g}.")
-        first = value if first is None else first
-    passed("break-even repetitions of the first case", first, CASES[0][1])
+            fail(f"break_even returned None although replay saves {saving:g} us per iteration.")
+        values.append(number(yours, "break_even should return a number or None"))
+        _check_value(values, timings, expected)
+    passed("break-even repetitions of the first case", values[0], CASES[0][1])
+
+
+def _check_value(values: list[float], timings: dict, expected: float) -> None:
+    """Fail unless the last of ``values`` is N* for ``timings``, saying what it is instead."""
+    value = values[-1]
+    if math.isclose(value, expected, rel_tol=1e-9):
+        return
+    gpu_only = timings["capture_us"] / (timings["eager_us"] - timings["replay_us"])
+    if math.isclose(value, gpu_only):
+        fail(
+            f"you got {value:g}: that uses eager_us and replay_us. Compare end to end, with "
+            "the input copies each iteration needs: eager_end_to_end_us and "
+            f"replay_end_to_end_us give {expected:g}."
+        )
+    if rounded(value, expected):
+        fail(f"return N* itself ({expected:.6g}), not rounded to {value:g}.")
+    not_fixed(values, "break_even", "timings")
+    fail(f"break_even returned {value:g} for {timings}, expected {expected:.6g}.")

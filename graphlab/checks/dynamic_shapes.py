@@ -6,9 +6,25 @@ from collections.abc import Callable
 
 import torch
 
-from ._core import call, fail, fmt, live, number, passed, same
+from ._core import (
+    call,
+    copy_advice,
+    exercise,
+    fail,
+    fmt,
+    live,
+    not_fixed,
+    number,
+    passed,
+    rounded,
+    same,
+    tensor,
+)
+from ._observe import Replays, address, shares_memory, warmed_capture
+from ._sections import BUCKETS, COPIES, COPY_IN, WASTE_EXERCISE
 
-__all__ = ["CountingGraph", "capture_buckets", "check_padding_waste", "check_run_padded"]
+__all__ = ["capture_buckets", "check_padding_waste", "check_run_padded"]
+
 
 FEATURES = 4
 
@@ -18,50 +34,51 @@ def _f(x: torch.Tensor) -> torch.Tensor:
     return (x * 2).sum(dim=1) + 1
 
 
-class CountingGraph:
-    """A captured graph that counts its replays, so the checker sees which bucket was used."""
-
-    def __init__(self, graph):
-        self._graph = graph
-        self.replays = 0
-
-    def replay(self) -> None:
-        self.replays += 1
-        self._graph.replay()
-
-
-def capture_buckets(sizes=(2, 4, 8)) -> dict[int, tuple[CountingGraph, torch.Tensor, torch.Tensor]]:
+def capture_buckets(sizes=(2, 4, 8)) -> dict[int, tuple]:
     """One graph per bucket size: ``{size: (graph, static_x, static_y)}``, all in one pool.
 
     ``static_x`` has shape ``(size, 4)``; ``static_y = (static_x * 2).sum(1) + 1`` has ``(size,)``.
+    Each is warmed up on the side stream and captured there, in the order of ``sizes``.
     """
     cuda, device = live()
     pool = cuda.graph_pool_handle()
     graphs = {}
     for size in sizes:
         static_x = torch.zeros(size, FEATURES, device=device)
-        graph = cuda.CUDAGraph()
-        with cuda.graph(graph, pool=pool):
-            static_y = _f(static_x)
-        graphs[size] = (CountingGraph(graph), static_x, static_y)
+        graph, static_y = warmed_capture(lambda x=static_x: _f(x), pool=pool)
+        graphs[size] = (graph, static_x, static_y)
     return graphs
 
 
+def _requests(device: str) -> list[torch.Tensor]:
+    """Requests of 3, 1, 8, 5 rows of values that are not whole numbers, then 2 rows 0..7."""
+    rows = [
+        torch.arange(n * FEATURES, dtype=torch.float32, device=device).reshape(n, FEATURES)
+        for n in (3, 1, 8, 5, 2)
+    ]
+    return [r * 0.37 - 1.3 + 0.11 * k for k, r in enumerate(rows[:-1])] + rows[-1:]
+
+
+@exercise(BUCKETS)
 def check_run_padded(run_padded: Callable) -> None:
     """Check ``run_padded(graphs, batch) -> output`` for requests of 1 to 8 rows.
 
     ``graphs`` maps a bucket size to ``(graph, static_x, static_y)``. A correct ``run_padded``
     picks the smallest bucket that holds the batch, copies the batch into the first rows of that
-    bucket's ``static_x`` (the rest is padding), replays, and returns the first ``n`` outputs.
+    bucket's ``static_x`` (the rest is padding), replays that graph, and returns a copy of the
+    first ``n`` outputs. The checker counts each graph's replays, checks that every ``static_x``
+    keeps its memory, and refuses outputs that are views of a ``static_y``, which the next request
+    in that bucket overwrites.
     """
     _, device = live()
     graphs = capture_buckets()
-    for n in (3, 1, 8, 5, 2):
-        batch = torch.arange(n * FEATURES, dtype=torch.float32, device=device).reshape(n, FEATURES)
+    memory = {size: (address(x), address(y)) for size, (_, x, y) in graphs.items()}
+    for batch in _requests(device):
+        n = batch.shape[0]
         expected = _f(batch)
-        before = {size: g.replays for size, (g, _, _) in graphs.items()}
-        out = call(run_padded, graphs, batch, name="run_padded")
-        used = [size for size, (g, _, _) in graphs.items() if g.replays > before[size]]
+        with Replays(g for g, _, _ in graphs.values()) as replays:
+            out = call(run_padded, graphs, batch, name="run_padded")
+        used = [size for size, (g, _, _) in graphs.items() if replays.of(g)]
         fits = min(size for size in graphs if size >= n)
         if not used:
             fail(f"for a request of {n} rows no graph was replayed: call graph.replay().")
@@ -70,36 +87,68 @@ def check_run_padded(run_padded: Callable) -> None:
                 f"for a request of {n} rows you replayed the graph(s) of size {used}; the smallest "
                 f"bucket that holds {n} rows is {fits}: a bigger one computes more padding."
             )
-        if not isinstance(out, torch.Tensor):
-            fail(f"run_padded should return a tensor, not {type(out).__name__}.")
-        if out.shape[0] == fits and fits != n:
+        if any(memory[size] != (address(x), address(y)) for size, (_, x, y) in graphs.items()):
             fail(
-                f"you returned {fits} outputs for a request of {n} rows: the last {fits - n} are "
-                f"padding. Return only the first {n}: static_y[:{n}]."
+                "a bucket's static_x now points at other memory (static_x.data = ... or set_()): "
+                "its graph keeps reading the memory it was captured with. Copy the batch in: "
+                "static_x[:n].copy_(batch).",
+                COPY_IN,
             )
-        if not same(out, expected):
-            fail(f"for a request of {n} rows you returned {fmt(out)}, expected {fmt(expected)}.")
+        _check_output(tensor(out, "what run_padded returns"), graphs[fits], batch, expected)
     passed("padded run of a 2-row request (bucket 2)", out, expected)
 
 
+def _check_output(out: torch.Tensor, bucket: tuple, batch: torch.Tensor, expected) -> None:
+    """Fail unless ``out`` is a copy of the real rows' outputs of the ``bucket`` the batch fits."""
+    _, static_x, static_y = bucket
+    n, fits = batch.shape[0], static_x.shape[0]
+    if out.shape[:1] == (fits,) and fits != n:
+        fail(
+            f"you returned {fits} outputs for a request of {n} rows: the last {fits - n} are "
+            f"padding. Return only the first {n}: static_y[:{n}].clone()."
+        )
+    if shares_memory(out, static_y):
+        fail(
+            f"what you returned shares memory with the bucket's static_y (static_y[:{n}] is a "
+            "view of it): the next request in this bucket overwrites it. " + copy_advice(),
+            COPIES,
+        )
+    if same(out, expected, exact=False):
+        return
+    if not same(static_x[:n], batch):
+        fail(
+            f"after your call the first {n} rows of the bucket's static_x do not hold the batch: "
+            f"copy it in before replaying, static_x[:{n}].copy_(batch).",
+            COPY_IN,
+        )
+    fail(f"for a request of {n} rows you returned {fmt(out)}, expected {fmt(expected)}.")
+
+
+# ((sizes, buckets), expected waste): the lesson's example, two without padding, two whose
+# answers are not round numbers.
+WASTE_CASES = [
+    (([1, 3, 4, 5], [4, 8]), 7 / 20),  # 4 + 4 + 4 + 8 = 20 rows computed for 13 real ones
+    (([8, 8], [8]), 0.0),
+    (([1, 2, 3, 5, 7, 9], [4, 8, 16]), 17 / 44),  # 4 + 4 + 4 + 8 + 8 + 16 = 44 for 27
+    (([1, 2, 3], [1, 2, 3, 4]), 0.0),
+    (([3, 3, 5], [4, 6]), 3 / 14),  # 4 + 4 + 6 = 14 for 11
+    (([3], [2, 4, 8]), 1 / 4),
+]
+
+
+@exercise(WASTE_EXERCISE)
 def check_padding_waste(padding_waste: Callable) -> None:
     """Check ``padding_waste(sizes, buckets) -> float``: padded rows over all rows computed.
 
     Each request of ``n`` rows runs in the smallest bucket ``>= n``. For requests [1, 3, 4, 5] and
     buckets [4, 8] that is 4 + 4 + 4 + 8 = 20 rows computed for 13 real ones: waste 7 / 20.
     """
-    cases = [
-        (([1, 3, 4, 5], [4, 8]), 7 / 20),
-        (([8, 8], [8]), 0.0),
-        (([1, 2, 3], [1, 2, 3, 4]), 0.0),
-        (([3], [2, 4, 8]), 1 / 4),
-    ]
-    first = None
-    for (sizes, buckets), expected in cases:
+    values = []
+    for (sizes, buckets), expected in WASTE_CASES:
         yours = call(padding_waste, list(sizes), list(buckets), name="padding_waste")
-        value = number(yours, "padding_waste should return a fraction")
+        values.append(number(yours, "padding_waste should return a fraction"))
+        value = values[-1]
         if abs(value - expected) < 1e-9:
-            first = value if first is None else first
             continue
         computed = sum(min(b for b in buckets if b >= s) for s in sizes)
         if abs(value - (computed - sum(sizes)) / sum(sizes)) < 1e-9:
@@ -108,5 +157,11 @@ def check_padding_waste(padding_waste: Callable) -> None:
                 f"({sum(sizes)}); divide by all rows computed ({computed}): "
                 f"expected {expected:.4g}."
             )
+        if rounded(value, expected):
+            fail(
+                f"padding_waste({sizes}, {buckets}) returned {value:.6g}, which is {expected:.6g} "
+                "rounded: return the fraction as is."
+            )
+        not_fixed(values, "padding_waste", "request mixes")
         fail(f"padding_waste({sizes}, {buckets}) returned {value:.4g}, expected {expected:.4g}.")
-    passed("padding waste of sizes [1, 3, 4, 5] in buckets [4, 8]", first, cases[0][1])
+    passed("padding waste of sizes [1, 3, 4, 5] in buckets [4, 8]", values[0], WASTE_CASES[0][1])

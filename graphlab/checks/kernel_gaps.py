@@ -8,43 +8,107 @@ import torch
 
 from graphlab.trace.timeline import Timeline
 
-from ._core import call, fail, fmt, live, number, passed, same
+from ._core import call, exercise, fail, fmt, live, not_fixed, number, pair, passed, same, tensor
+from ._observe import address, replay_kernels, shares_memory
+from ._sections import ACCUMULATE, CHAIN_EXERCISE, COPY_IN, KERNELS_EXERCISE, NOT_CHANGED, READING
 
 __all__ = ["check_capture_chain", "check_kernels_per_replay", "replay_timeline"]
 
 
+# (n, elements of static_x): a short chain first, so that an answer hard-wired to the lesson's 50
+# cannot pass, then the lesson's own.
+CHAINS = ((7, 5), (50, 16))
+
+
+def _chain(x: torch.Tensor, n: int) -> torch.Tensor:
+    for _ in range(n):
+        x = x + 1
+    return x
+
+
+def _new_inputs(size: int, device: str) -> list[torch.Tensor]:
+    """Values for static_x: two that are not whole numbers, then 0, 1, 2, ... (shown on success)."""
+    ramp = torch.arange(size, dtype=torch.float32, device=device)
+    return [ramp * 0.37 - 1.9, 2.25 - ramp * 1.13, ramp]
+
+
+@exercise(CHAIN_EXERCISE)
 def check_capture_chain(capture_chain: Callable) -> None:
     """Check ``capture_chain(static_x, n) -> (graph, static_out)``.
 
     ``static_out`` must be ``static_x + n`` computed by ``n`` separate ``+ 1`` kernels captured in
-    ``graph``, so that copying new data into ``static_x`` and replaying updates ``static_out``.
+    ``graph``, so that copying new data into ``static_x`` and replaying updates ``static_out``. The
+    checker counts the kernels of a replay (a graph submits the kernels it recorded: it does not
+    merge them), checks that ``static_x`` keeps its memory and is not written by the graph, and
+    replays on inputs that are not whole numbers, for two lengths of chain.
     """
-    _, device = live()
-    n = 50
-    static_x = torch.zeros(16, device=device)
-    result = call(capture_chain, static_x, n, name="capture_chain")
-    if not (isinstance(result, tuple) and len(result) == 2):
-        fail("capture_chain should return a pair (graph, static_out).")
-    graph, static_out = result
-    if not hasattr(graph, "replay"):
-        fail(f"the first element should be the captured graph, not {type(graph).__name__}.")
-    if not isinstance(static_out, torch.Tensor):
-        fail("the second element should be the tensor the graph writes (static_out).")
-    new = torch.arange(16.0, device=device)
+    cuda, device = live()
+    for n, size in CHAINS:
+        static_x = torch.zeros(size, device=device)
+        before = address(static_x)
+        graph, static_out = pair(
+            call(capture_chain, static_x, n, name="capture_chain"),
+            "capture_chain should return a pair (graph, static_out)",
+        )
+        if not isinstance(graph, cuda.CUDAGraph):
+            fail(
+                "the first element should be the cuda.CUDAGraph you captured into, not "
+                f"{type(graph).__name__}."
+            )
+        static_out = tensor(static_out, "the second element (static_out)")
+        if address(static_x) != before:
+            fail(
+                "capture_chain gave static_x other memory (static_x.data = ... or set_()): the "
+                "checker copies new inputs into the memory it handed you. Leave static_x as it is "
+                "and capture the chain from it.",
+                COPY_IN,
+            )
+        if shares_memory(static_out, static_x):
+            fail(
+                "static_out is static_x itself (or a view of it): in-place additions on the input "
+                "are applied again at every replay, to whatever it holds by then. Compute new "
+                "tensors, out = out + 1, starting from static_x.",
+                ACCUMULATE,
+            )
+        for k, new in enumerate(_new_inputs(size, device)):
+            _replay_on(graph, static_x, static_out, new, n, count_kernels=k == 0)
+    passed(f"chain of {n} kernels replayed on new data", static_out, _chain(new, n))
+
+
+def _replay_on(graph, static_x, static_out, new, n: int, *, count_kernels: bool) -> None:
+    """Copy ``new`` into ``static_x``, replay, and fail unless the chain ran on it as it should."""
     static_x.copy_(new)
-    graph.replay()
-    expected = new + n
-    if same(static_out, torch.full((16,), float(n), device=device)):
+    kernels = None
+    if count_kernels:
+        kernels = replay_kernels(graph)  # replays once
+    else:
+        graph.replay()
+    if same(static_out, _chain(torch.zeros_like(new), n), exact=False):
         fail(
             "after copying new data into static_x and replaying, static_out still holds the "
-            "result for zeros: compute it inside `with cuda.graph(g):` from static_x itself."
+            "result for zeros: compute it inside `with cuda.graph(g):` from static_x itself.",
+            COPY_IN,
         )
-    if not same(static_out, expected):
+    if kernels is not None and kernels < n:
+        fail(
+            f"one replay of your graph ran {kernels} kernel(s), not the chain's {n}: capture "
+            f"`out = out + 1` {n} times, each its own kernel. A graph replays exactly the "
+            "kernels you launched while capturing; it does not merge them (that is fusion).",
+            NOT_CHANGED,
+        )
+    if not same(static_x, new):
+        fail(
+            "your graph writes into static_x: after a replay it no longer holds the input the "
+            "checker copied in. In-place additions on the input are applied again at every "
+            "replay; compute new tensors, out = out + 1.",
+            ACCUMULATE,
+        )
+    expected = _chain(new, n)
+    if not same(static_out, expected, exact=False):
         fail(
             f"after a replay on {fmt(new)} static_out is {fmt(static_out)}, expected "
             f"{fmt(expected)}: the chain should add 1, {n} times."
         )
-    passed(f"chain of {n} kernels replayed on new data", static_out, expected)
 
 
 def replay_timeline() -> Timeline:
@@ -67,31 +131,81 @@ def replay_timeline() -> Timeline:
     )
 
 
+def _launches(calls: list[tuple[str, int]], source: str) -> Timeline:
+    """A timeline of host ``calls`` ``(launch call, kernels it submits)``, 10 µs apart.
+
+    Launch i has correlation id 20 + i; its kernels run back to back 2 µs after it starts.
+    """
+    rows = []  # (kind, name, start, duration, correlation)
+    for i, (launch, kernels) in enumerate(calls):
+        start = 10_000 * i
+        rows.append(("launch", launch, start, 1600, 20 + i))
+        rows += [
+            ("kernel", f"k{i}_{j}", start + 2000 + 300 * j, 250, 20 + i) for j in range(kernels)
+        ]
+    host = [r[0] == "launch" for r in rows]
+    return Timeline(
+        kind=[r[0] for r in rows],
+        name=[r[1] for r in rows],
+        start_ns=[r[2] for r in rows],
+        dur_ns=[r[3] for r in rows],
+        device=[-1 if h else 0 for h in host],
+        stream=[-1 if h else 7 for h in host],
+        thread=[1 if h else -1 for h in host],
+        correlation=[r[4] for r in rows],
+        meta={"source": source},
+    )
+
+
+def _timelines() -> list[tuple[Timeline, int]]:
+    """The lesson's timeline and two more, each with its first replay's kernels counted by hand."""
+    graph, eager = "cudaGraphLaunch", "cudaLaunchKernel"
+    return [
+        (replay_timeline(), 3),
+        # an eager kernel, a 5-kernel replay, another eager kernel, a 2-kernel replay: 5
+        (_launches([(eager, 1), (graph, 5), (eager, 1), (graph, 2)], "lesson 01, second"), 5),
+        # three replays of a 2-kernel graph, then an eager kernel: 2
+        (_launches([(graph, 2), (graph, 2), (graph, 2), (eager, 1)], "lesson 01, third"), 2),
+    ]
+
+
+def _diagnose(value: float, t: Timeline) -> None:
+    """Fail with what ``value`` counts, when it is a known mistake on ``t``."""
+    kernels = t.kind == "kernel"
+    graph_launches = (t.kind == "launch") & (t.name == "cudaGraphLaunch")
+    replayed = kernels & (t.correlation[:, None] == t.correlation[graph_launches]).any(axis=1)
+    if value == kernels.sum():
+        fail(
+            f"you counted every kernel ({value:g}): keep only those whose correlation id is the "
+            "first cudaGraphLaunch's."
+        )
+    if value == replayed.sum():
+        fail(
+            f"you counted the kernels of every replay ({value:g}): keep only the first "
+            "cudaGraphLaunch's correlation id."
+        )
+    if value in (graph_launches.sum(), (t.kind == "launch").sum()):
+        fail(
+            f"you got {value:g}: that counts launch calls. A single cudaGraphLaunch submits many "
+            "kernels; count the kernel events sharing its correlation id.",
+            READING,
+        )
+
+
+@exercise(KERNELS_EXERCISE)
 def check_kernels_per_replay(kernels_per_replay: Callable) -> None:
     """Check ``kernels_per_replay(t) -> int``: kernels submitted by the first graph launch.
 
-    Every kernel of a replay carries the correlation id of its ``cudaGraphLaunch``.
+    Every kernel of a replay carries the correlation id of its ``cudaGraphLaunch``. Three
+    timelines with different answers, so that a constant answer cannot pass.
     """
-    t = replay_timeline()
-    expected = 3
-    yours = call(kernels_per_replay, t, name="kernels_per_replay")
-    value = number(yours, "kernels_per_replay should return a number of kernels")
-    if value == expected:
-        passed("kernels in the first replay", yours, expected)
-        return
-    if value == 7:
-        fail(
-            "you counted every kernel (7): keep only those whose correlation id is the first "
-            "cudaGraphLaunch's."
-        )
-    if value == 6:
-        fail(
-            "you counted the kernels of both replays (6): keep only the first cudaGraphLaunch's "
-            "correlation id."
-        )
-    if value in (1, 2):
-        fail(
-            f"you got {value:g}: that counts launch calls. A single cudaGraphLaunch submits many "
-            "kernels; count the kernel events sharing its correlation id."
-        )
-    fail(f"kernels_per_replay returned {yours!r}, expected {expected}.")
+    counts = []
+    for t, expected in _timelines():
+        yours = call(kernels_per_replay, t, name="kernels_per_replay")
+        counts.append(number(yours, "kernels_per_replay should return a number of kernels"))
+        if counts[-1] == expected:
+            continue
+        not_fixed(counts, "kernels_per_replay", "timelines", READING)
+        _diagnose(counts[-1], t)
+        fail(f"kernels_per_replay returned {fmt(yours)}, expected {expected} for this timeline.")
+    passed("kernels in the first replay", counts[0], 3)

@@ -6,43 +6,81 @@ from collections.abc import Callable
 
 import torch
 
-from ._core import call, fail, fmt, live, passed, same
+from ._core import call, exercise, fail, fmt, live, passed, same, tensor
+from ._feedback import safe_repr
+from ._observe import shares_memory
+from ._sections import ACCUMULATE, SHARING
 
 __all__ = ["check_shared_pool"]
 
+SIZES = (64, 32, 16)
 
+
+def _batches(size: int, device: str) -> list[torch.Tensor]:
+    """Two inputs for a graph of ``size`` elements, of values that are not whole numbers."""
+    ramp = torch.arange(size, dtype=torch.float32, device=device)
+    return [ramp * 0.37 - 4.1, 3.3 - ramp * 0.29]
+
+
+@exercise(SHARING)
 def check_shared_pool(capture_all: Callable) -> None:
     """Check ``capture_all(sizes) -> {size: (graph, static_x, static_y)}`` shares one pool.
 
     Each graph computes ``static_y = static_x * 2 + 1`` on a ``static_x`` of ``size`` elements;
-    every capture passes the same ``pool=`` handle, so the graphs draw from one private pool
-    instead of one each. Graphs sharing a pool are replayed in the order they were captured.
+    every capture passes the same pool (``cuda.graph_pool_handle()``, or the first graph's
+    ``pool()``), so the graphs draw from one private pool instead of one each. Graphs sharing a
+    pool are replayed in the order they were captured, as the checker does here, twice, on inputs
+    that are not whole numbers. Each entry may be a tuple or a list.
     """
-    _, device = live()
-    sizes = [64, 32, 16]
-    graphs = call(capture_all, list(sizes), name="capture_all")
-    if not isinstance(graphs, dict) or sorted(graphs) != sorted(sizes):
-        fail(f"capture_all should return a dict with one entry per size {sizes}; got {graphs!r}.")
-    for size in sizes:
-        entry = graphs[size]
-        if not (isinstance(entry, tuple) and len(entry) == 3):
-            fail(f"graphs[{size}] should be a tuple (graph, static_x, static_y).")
-        graph, static_x, static_y = entry
-        if static_x.shape != (size,):
-            fail(f"static_x of size {size} has shape {tuple(static_x.shape)}, expected ({size},).")
-        batch = torch.arange(float(size), device=device)
-        static_x.copy_(batch)
-        graph.replay()
-        if not same(static_y, batch * 2 + 1):
-            fail(
-                f"the graph of size {size} replayed {fmt(static_y)} for {fmt(batch)}, expected "
-                f"{fmt(batch * 2 + 1)}: capture static_y = static_x * 2 + 1."
-            )
-    pools = {size: graphs[size][0].pool() for size in sizes}
+    cuda, device = live()
+    graphs = call(capture_all, list(SIZES), name="capture_all")
+    if not isinstance(graphs, dict) or sorted(graphs, key=repr) != sorted(SIZES, key=repr):
+        fail(
+            f"capture_all should return a dict with one entry per size {list(SIZES)}; got "
+            f"{safe_repr(graphs)}."
+        )
+    entries = {size: _entry(graphs[size], size, cuda) for size in SIZES}
+    if len({id(graph) for graph, _, _ in entries.values()}) < len(SIZES):
+        fail(
+            "several sizes share one graph object: capture one graph per size, each with its "
+            "own static_x and static_y."
+        )
+    for round_ in range(2):
+        for size, (graph, static_x, static_y) in entries.items():
+            batch = _batches(size, device)[round_]
+            static_x.copy_(batch)
+            graph.replay()
+            if not same(static_y, batch * 2 + 1, exact=False):
+                fail(
+                    f"the graph of size {size} replayed {fmt(static_y)} for {fmt(batch)}, "
+                    f"expected {fmt(batch * 2 + 1)}: capture static_y = static_x * 2 + 1."
+                )
+    pools = {size: entries[size][0].pool() for size in SIZES}
     distinct = set(pools.values())
     if len(distinct) > 1:
         fail(
-            f"your {len(sizes)} graphs use {len(distinct)} different memory pools: create one "
+            f"your {len(SIZES)} graphs use {len(distinct)} different memory pools: create one "
             "handle with cuda.graph_pool_handle() and pass pool=handle to every cuda.graph(...)."
         )
     passed("memory pools used by 3 graphs", len(distinct), 1)
+
+
+def _entry(entry, size: int, cuda) -> tuple:
+    """``(graph, static_x, static_y)`` of one size, each checked for what it must be."""
+    if not (isinstance(entry, (tuple, list)) and len(entry) == 3):
+        fail(f"graphs[{size}] should be a tuple (graph, static_x, static_y).")
+    graph, static_x, static_y = entry
+    if not isinstance(graph, cuda.CUDAGraph):
+        fail(f"graphs[{size}][0] should be a cuda.CUDAGraph, not {type(graph).__name__}.")
+    static_x = tensor(static_x, f"static_x of size {size}")
+    static_y = tensor(static_y, f"static_y of size {size}")
+    for name, t in (("static_x", static_x), ("static_y", static_y)):
+        if t.shape != (size,):
+            fail(f"{name} of size {size} has shape {tuple(t.shape)}, expected ({size},).")
+    if shares_memory(static_y, static_x):
+        fail(
+            f"static_y of size {size} is static_x itself: an in-place update of the input is "
+            "applied again at every replay. Capture static_y = static_x * 2 + 1, a new tensor.",
+            ACCUMULATE,
+        )
+    return graph, static_x, static_y

@@ -6,49 +6,77 @@ from collections.abc import Callable
 
 import torch
 
-from ._core import call, fail, fmt, live, passed, same
+from ._core import call, copy_advice, exercise, fail, fmt, live, passed, same, tensor
+from ._observe import Replays, address, shares_memory, warmed_capture
+from ._sections import BY_REFERENCE, COPIES, COPY_IN
 
 __all__ = ["check_keep_outputs"]
 
 
+def _batches(device: str) -> list[torch.Tensor]:
+    """Four batches: ones, two of values that are not whole numbers, fours (shown on success)."""
+    return [
+        torch.full((3,), 1.0, device=device),
+        torch.tensor([0.5, -1.5, 2.25], device=device),
+        torch.tensor([1.1, 2.7, -3.3], device=device),
+        torch.full((3,), 4.0, device=device),
+    ]
+
+
+@exercise(COPIES)
 def check_keep_outputs(collect: Callable) -> None:
     """Check ``collect(graph, static_x, static_y, batches) -> list`` keeps every batch's output.
 
     The checker captures ``static_y = static_x ** 2`` and passes four batches. A correct
-    ``collect`` copies each batch in, replays, and keeps a copy of the output that the next replay
-    cannot overwrite.
+    ``collect`` copies each batch in, replays once per batch, and keeps a copy of the output that
+    the next replay cannot overwrite (``.clone()``, or ``.cpu()`` on a GPU); it returns a list or
+    a tuple. The checker counts the replays and refuses outputs that share memory with the
+    graph's buffers, views of ``static_y`` included.
     """
-    cuda, device = live()
+    _, device = live()
     static_x = torch.zeros(3, device=device)
-    graph = cuda.CUDAGraph()
-    with cuda.graph(graph):
-        static_y = static_x**2
-    batches = [torch.full((3,), float(k), device=device) for k in (1, 2, 3, 4)]
+    graph, static_y = warmed_capture(lambda: static_x**2)
+    memory = address(static_x)
+    batches = _batches(device)
     expected = [b**2 for b in batches]
-    kept = call(collect, graph, static_x, static_y, batches, name="collect")
+    with Replays([graph]) as replays:
+        kept = call(collect, graph, static_x, static_y, list(batches), name="collect")
     if not isinstance(kept, (list, tuple)) or len(kept) != len(batches):
+        fail(f"collect should return a list of {len(batches)} outputs, one per batch.")
+    kept = [tensor(t, f"output {i}") for i, t in enumerate(kept)]
+    if address(static_x) != memory:
         fail(
-            f"collect should return a list of {len(batches)} outputs, one per batch; got {kept!r}."
+            "static_x now points at other memory (static_x.data = ... or set_()): the graph "
+            "keeps reading the memory it was captured with. Copy each batch in: "
+            "static_x.copy_(batch).",
+            COPY_IN,
         )
-    if any(not isinstance(t, torch.Tensor) for t in kept):
-        fail("every element collect returns should be a tensor (the output for that batch).")
-    aliases = [i for i, t in enumerate(kept) if t.data_ptr() == static_y.data_ptr()]
-    if all(same(t, expected[-1]) for t in kept):
+    if len(kept) > 1 and all(same(t, expected[-1]) for t in kept):
         fail(
             f"all {len(kept)} outputs you kept equal the last batch's {fmt(expected[-1])}: each "
             "replay writes the same static_y buffer, so the tensors you kept were overwritten. "
-            "Keep static_y.clone() instead of static_y."
+            + copy_advice(),
+            BY_REFERENCE,
         )
+    aliases = [i for i, t in enumerate(kept) if shares_memory(t, static_y)]
     if aliases:
         fail(
-            f"outputs {aliases} are static_y itself: the next replay will overwrite them. "
-            "Keep static_y.clone()."
+            f"outputs {aliases} share memory with static_y (static_y itself, or a view of it "
+            "such as static_y[:]): the next replay will overwrite them. " + copy_advice(),
+            BY_REFERENCE,
+        )
+    if replays.of(graph) < len(batches):
+        fail(
+            f"collect replayed the graph {replays.of(graph)} time(s) for {len(batches)} batches: "
+            "each output must come from the graph. For each batch: copy it into static_x, "
+            "replay, keep a copy of static_y.",
+            COPY_IN,
         )
     for i, (t, e) in enumerate(zip(kept, expected, strict=True)):
         if not same(t, e):
             fail(f"output {i} is {fmt(t)}, expected {fmt(e)} (batch {fmt(batches[i])} squared).")
     passed(
         "kept outputs (first and last)",
-        torch.stack([kept[0], kept[-1]]),
+        torch.stack([kept[0].to(device), kept[-1].to(device)]),
         torch.stack([expected[0], expected[-1]]),
     )

@@ -6,40 +6,56 @@ from collections.abc import Callable
 
 import torch
 
-from ._core import call, fail, live, passed, same
+from ._core import call, copy_advice, exercise, fail, live, pair, passed, same, tensor
+from ._observe import Replays, shares_memory, warmed_capture
+from ._sections import COPIES, SEEDING
 
 __all__ = ["check_reproducible_replays"]
 
+SEEDS = (2026, 1234)  # the last is the one the success line shows
 
+
+@exercise(SEEDING)
 def check_reproducible_replays(two_replays: Callable) -> None:
     """Check ``two_replays(graph, static_out, seed) -> (first, second)``.
 
     The checker captures ``static_out = dropout(ones(64), p=0.5)``. The learner replays the graph
-    twice so that both replays draw the same mask, and returns both outputs as kept copies.
+    twice so that both replays draw the mask ``seed`` gives, and returns both outputs as kept
+    copies, in a tuple or a list. Seeding with ``torch.manual_seed`` or ``cuda.manual_seed`` both
+    work. The checker counts the replays and tries two seeds, so a seed written into the answer
+    cannot pass.
     """
-    cuda, device = live()
+    _, device = live()
     static_in = torch.ones(64, device=device)
-    graph = cuda.CUDAGraph()
-    with cuda.graph(graph):
-        static_out = torch.nn.functional.dropout(static_in, p=0.5, training=True)
-    seed = 1234
-    torch.manual_seed(seed)
-    graph.replay()
-    expected = static_out.clone()
+    graph, static_out = warmed_capture(
+        lambda: torch.nn.functional.dropout(static_in, p=0.5, training=True)
+    )
+    for seed in SEEDS:
+        torch.manual_seed(seed)
+        graph.replay()
+        expected = static_out.clone()
+        with Replays([graph]) as replays:
+            result = call(two_replays, graph, static_out, seed, name="two_replays")
+        first, second = pair(result, "two_replays should return a pair (first, second) of outputs")
+        first = tensor(first, "the first element")
+        second = tensor(second, "the second element")
+        _check(static_out, seed, expected, first, second, replays.of(graph))
+    kept = int((first != 0).sum())
+    passed(f"same mask twice with seed {seed} (elements kept)", kept, int((expected != 0).sum()))
 
-    result = call(two_replays, graph, static_out, seed, name="two_replays")
-    if not (isinstance(result, tuple) and len(result) == 2):
-        fail("two_replays should return a pair (first, second) of outputs.")
-    first, second = result
-    if not all(isinstance(t, torch.Tensor) for t in result):
-        fail("both elements should be tensors: the outputs of the two replays.")
-    if first.data_ptr() == second.data_ptr() or static_out.data_ptr() in (
-        first.data_ptr(),
-        second.data_ptr(),
-    ):
+
+def _check(static_out, seed, expected, first, second, replays: int) -> None:
+    """Fail unless two replays, seeded with ``seed``, gave ``expected`` twice as kept copies."""
+    if any(shares_memory(t, static_out) for t in (first, second)) or shares_memory(first, second):
         fail(
             "you returned static_out itself: both names point at one buffer, which every replay "
-            "overwrites, so they are equal whatever the masks were. Keep static_out.clone()."
+            "overwrites, so they are equal whatever the masks were. " + copy_advice(),
+            COPIES,
+        )
+    if replays < 2:
+        fail(
+            f"two_replays replayed the graph {replays} time(s): the exercise is two replays that "
+            "draw the same mask. Seed, replay and keep a copy, twice."
         )
     if not same(first, second):
         fail(
@@ -51,5 +67,3 @@ def check_reproducible_replays(two_replays: Callable) -> None:
             f"both replays drew the same mask, but not the one seed {seed} gives: seed with the "
             "seed you were given, right before each replay."
         )
-    kept = int((first != 0).sum())
-    passed(f"same mask twice with seed {seed} (elements kept)", kept, int((expected != 0).sum()))

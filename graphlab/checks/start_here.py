@@ -6,9 +6,26 @@ from collections.abc import Callable
 
 from graphlab.trace.timeline import Timeline
 
-from ._core import call, fail, number, passed
+from ._core import call, exercise, fail, not_fixed, number, passed, rounded
+from ._sections import BUSY_EXERCISE, READING
 
 __all__ = ["check_busy_fraction", "small_timeline"]
+
+
+def _timeline(host: list[tuple[int, int]], kernels: list[tuple[int, int]], source: str) -> Timeline:
+    """Host launches ``(start, duration)`` in ns, then the kernels they submitted, on stream 7."""
+    n = len(host)
+    return Timeline(
+        kind=["launch"] * n + ["kernel"] * n,
+        name=["cudaLaunchKernel"] * n + [f"kernel_{i}" for i in range(n)],
+        start_ns=[s for s, _ in host] + [s for s, _ in kernels],
+        dur_ns=[d for _, d in host] + [d for _, d in kernels],
+        device=[-1] * n + [0] * n,
+        stream=[-1] * n + [7] * n,
+        thread=[1] * n + [-1] * n,
+        correlation=list(range(1, n + 1)) * 2,
+        meta={"source": source},
+    )
 
 
 def small_timeline() -> Timeline:
@@ -17,42 +34,71 @@ def small_timeline() -> Timeline:
     Host launches at 0, 800 and 1600 ns (400 ns each); kernels on stream 7 at 1000-1500,
     2500-3000 and 4000-5000 ns. Busy 2000 ns over a GPU span of 4000 ns: busy fraction 0.5.
     """
-    return Timeline(
-        kind=["launch", "launch", "launch", "kernel", "kernel", "kernel"],
-        name=["cudaLaunchKernel"] * 3 + ["mul_kernel", "add_kernel", "mul_kernel"],
-        start_ns=[0, 800, 1600, 1000, 2500, 4000],
-        dur_ns=[400, 400, 400, 500, 500, 1000],
-        device=[-1, -1, -1, 0, 0, 0],
-        stream=[-1, -1, -1, 7, 7, 7],
-        thread=[1, 1, 1, -1, -1, -1],
-        correlation=[1, 2, 3, 1, 2, 3],
-        meta={"source": "hand-made example for lesson 00"},
+    return _timeline(
+        [(0, 400), (800, 400), (1600, 400)],
+        [(1000, 500), (2500, 500), (4000, 1000)],
+        "hand-made example for lesson 00",
     )
 
 
+def _more_timelines() -> list[tuple[Timeline, float]]:
+    """Two more timelines whose answers are not round numbers, with those answers by hand."""
+    # Kernels of 373, 469 and 863 ns between 1200 and 4163 ns: 1705 / 2963.
+    second = _timeline(
+        [(0, 300), (900, 300), (1750, 300)],
+        [(1200, 373), (2011, 469), (3300, 863)],
+        "hand-made example for lesson 00, second",
+    )
+    # Kernels of 550, 237, 111 and 910 ns between 700 and 4410 ns: 1808 / 3710.
+    third = _timeline(
+        [(100, 250), (1300, 250), (2600, 250), (3100, 250)],
+        [(700, 550), (1900, 237), (2900, 111), (3500, 910)],
+        "hand-made example for lesson 00, third",
+    )
+    return [(second, 1705 / 2963), (third, 1808 / 3710)]
+
+
+def _diagnose(value: float, t: Timeline, expected: float) -> None:
+    """Fail with what ``value`` is, when it is a known mistake on ``t``."""
+    gpu = t.is_gpu
+    busy = float(t.dur_ns[gpu].sum())
+    if abs(value - t.dur_ns.sum() / (t.end_ns.max() - t.start_ns.min())) < 1e-9:
+        fail(
+            f"you got {value:.4g}: you counted the host launch calls as GPU work. Keep only "
+            "GPU events: t.select(t.is_gpu).",
+            READING,
+        )
+    if abs(value - busy / (t.end_ns[gpu].max() - t.start_ns.min())) < 1e-9:
+        fail(
+            f"you got {value:.4g}: you divided by the whole timeline's span. The GPU's span starts "
+            f"at its first event's start ({int(t.start_ns[gpu].min())} ns), not at the first "
+            "host call.",
+            READING,
+        )
+    if any(abs(value - v) < 1e-6 for v in (100 * expected, busy, busy / 1000)):
+        fail(f"you got {value:.4g}: return a fraction between 0 and 1, not a time or a percent.")
+    if rounded(value, expected):
+        fail(f"you got {value:.6g}, which is {expected:.6g} rounded: return the fraction as is.")
+
+
+@exercise(BUSY_EXERCISE)
 def check_busy_fraction(busy_fraction: Callable) -> None:
     """Check ``busy_fraction(t) -> float``: GPU busy time over the GPU's span, on one stream.
 
     Busy is the sum of the durations of GPU events (``t.is_gpu``); the span runs from the first
-    GPU event's start to the last one's end. Host launch calls are not GPU work.
+    GPU event's start to the last one's end. Host launch calls are not GPU work. Three timelines,
+    two of them with answers that are not round numbers, so that a constant or rounded answer
+    cannot pass.
     """
-    t = small_timeline()
-    expected = 0.5  # 2000 ns of kernels between 1000 and 5000 ns
-    yours = call(busy_fraction, t, name="busy_fraction")
-    value = number(yours, "busy_fraction should return a number between 0 and 1")
-    if abs(value - expected) < 1e-9:
-        passed("busy fraction of the hand-made timeline", value, expected)
-        return
-    if abs(value - 3200 / 5000) < 1e-9:
-        fail(
-            f"you got {value:.4g}: you counted the host launch calls as GPU work. Keep only "
-            "GPU events: t.select(t.is_gpu)."
-        )
-    if abs(value - 2000 / 5000) < 1e-9:
-        fail(
-            f"you got {value:.4g}: you divided by the time since zero. The GPU's span starts at "
-            "its first event's start (1000 ns), not at the first host call."
-        )
-    if abs(value - 0.5 * 1000) < 1e-6 or abs(value - 2000) < 1e-6:
-        fail(f"you got {value:.4g}: return a fraction between 0 and 1, not a time or a percent.")
-    fail(f"busy_fraction returned {value:.4g}, expected {expected} for this timeline.")
+    first = small_timeline()
+    cases = [(first, 0.5), *_more_timelines()]  # 0.5: 2000 ns of kernels between 1000 and 5000
+    values = []
+    for t, expected in cases:
+        yours = call(busy_fraction, t, name="busy_fraction")
+        values.append(number(yours, "busy_fraction should return a number between 0 and 1"))
+        if abs(values[-1] - expected) < 1e-9:
+            continue
+        not_fixed(values, "busy_fraction", "timelines", READING)
+        _diagnose(values[-1], t, expected)
+        fail(f"busy_fraction returned {values[-1]:.6g}, expected {expected:.6g} for this timeline.")
+    passed("busy fraction of the hand-made timeline", values[0], 0.5)

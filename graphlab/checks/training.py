@@ -9,7 +9,10 @@ import torch
 
 from graphlab.errors import CheckFailed
 
-from ._core import call, fail, live, passed
+from ._core import call, exercise, fail, live, pair, passed, tensor
+from ._feedback import safe_repr
+from ._observe import address
+from ._sections import RECIPE
 
 __all__ = ["check_captured_training", "make_model"]
 
@@ -45,14 +48,17 @@ def _max_param_diff(a: torch.nn.Module, b: torch.nn.Module) -> float:
 def _check_warm_up(steps_capturing: list[bool], error: Exception | None = None) -> None:
     """Fail if the first optimizer step the learner ran was inside the capture."""
     if steps_capturing and steps_capturing[0]:
-        raise CheckFailed(
+        failure = CheckFailed(
             "optimizer.step() ran for the first time inside the capture: warm up first. Run a "
             "few ordinary steps on a side stream before capturing, so that the optimizer creates "
             "its state (and autograd its buffers) outside the graph; otherwise the graph would "
             "re-initialise that state on every replay."
-        ) from error
+        )
+        failure.reread = str(RECIPE)
+        raise failure from error
 
 
+@exercise(RECIPE)
 def check_captured_training(capture_step: Callable, make_optimizer: Callable) -> None:
     """Check ``capture_step(model, optimizer, static_x, static_y) -> (graph, static_loss)``.
 
@@ -60,20 +66,22 @@ def check_captured_training(capture_step: Callable, make_optimizer: Callable) ->
     must hold a whole training step: forward, MSE loss, backward and ``optimizer.step()``. After
     capture, the checker copies three new batches in and replays; a copy of the model and
     optimizer, taken right after capture, runs the same three steps eagerly. Losses and weights
-    must agree.
+    must agree. The pair may be a tuple or a list; the optimizer may be any whose step can be
+    captured (Adam or AdamW with ``capturable=True``, SGD, ...).
     """
     cuda, device = live()
     batches = _batches(device)
     model = make_model(device)
     optimizer = call(make_optimizer, model.parameters(), name="make_optimizer")
     if not isinstance(optimizer, torch.optim.Optimizer):
-        fail(f"make_optimizer should return a torch.optim optimizer, not {optimizer!r}.")
+        fail(f"make_optimizer should return a torch.optim optimizer, not {safe_repr(optimizer)}.")
     # Record, for each optimizer.step(), whether it ran inside a capture.
     steps_capturing: list[bool] = []
     hook = optimizer.register_step_pre_hook(
         lambda *_: steps_capturing.append(bool(cuda.is_current_stream_capturing()))
     )
     static_x, static_y = (t.clone() for t in batches[0])
+    memory = address(static_x), address(static_y)
     try:
         result = call(capture_step, model, optimizer, static_x, static_y, name="capture_step")
     except CheckFailed as error:
@@ -82,11 +90,20 @@ def check_captured_training(capture_step: Callable, make_optimizer: Callable) ->
     finally:
         hook.remove()
     _check_warm_up(steps_capturing)
-    if not (isinstance(result, tuple) and len(result) == 2):
-        fail("capture_step should return a pair (graph, static_loss).")
-    graph, static_loss = result
-    if not isinstance(static_loss, torch.Tensor) or static_loss.numel() != 1:
+    graph, static_loss = pair(result, "capture_step should return a pair (graph, static_loss)")
+    if not isinstance(graph, cuda.CUDAGraph):
+        fail(
+            "the first element should be the cuda.CUDAGraph you captured the step into, not "
+            f"{type(graph).__name__}."
+        )
+    static_loss = tensor(static_loss, "the second element (the loss)")
+    if static_loss.numel() != 1:
         fail("the second element should be the loss tensor computed inside the capture.")
+    if (address(static_x), address(static_y)) != memory:
+        fail(
+            "static_x or static_y now points at other memory (.data = ... or set_()): the graph "
+            "reads the memory the checker copies each batch into. Leave them as they are."
+        )
 
     eager_model = copy.deepcopy(model)
     eager_optimizer = type(optimizer)(eager_model.parameters(), **optimizer.defaults)

@@ -1,0 +1,193 @@
+"""What a checker observes of the mechanism a lesson teaches, beyond the numbers an answer returns.
+
+- :class:`Replays` counts the replays of given graphs while the learner's code runs: an answer that
+  computes the right numbers without replaying the graph has not used it.
+- :func:`replay_kernels` replays a graph once and counts the kernels that replay ran: on a GPU from
+  the graph's own nodes when it was kept (``CUDAGraph(keep_graph=True)``, torch 2.8+, with the
+  ``cuda.bindings`` package), otherwise from a torch.profiler trace of the replay (any torch the
+  course supports); on the CPU emulator from the operations its capture recorded.
+- :func:`address` and :func:`shares_memory` tell whether a tensor still has the memory the graph
+  was captured with, and whether an output the learner keeps is memory a replay writes.
+- :func:`warmed_capture` is how checkers capture their own graphs: warm up on graphlab's side
+  stream, then capture there, as PyTorch's documentation asks.
+"""
+
+from __future__ import annotations
+
+import functools
+import warnings
+from collections.abc import Callable, Iterable
+from typing import Any
+
+import numpy as np
+import torch
+
+from graphlab.backend import backend
+from graphlab.errors import TraceError
+from graphlab.timing.side_stream import side_stream
+from graphlab.trace.events import GRAPH_LAUNCH_CALLS, call_name
+from graphlab.trace.timeline import Timeline
+
+from ._core import live
+
+__all__ = [
+    "Replays",
+    "address",
+    "first_replay_kernels",
+    "replay_kernels",
+    "shares_memory",
+    "warmed_capture",
+]
+
+
+class Replays:
+    """Count the calls of ``replay()`` of each of ``graphs`` while the ``with`` block runs.
+
+    Each graph's ``replay`` is wrapped for the block's duration, on the object itself, so the
+    learner holds the very graph the checker captured (a ``torch.cuda.CUDAGraph`` or the
+    emulator's) and calls it as usual.
+    """
+
+    def __init__(self, graphs: Iterable[Any]):
+        self._graphs = list(graphs)
+        self._counts = [0] * len(self._graphs)
+
+    def __enter__(self) -> Replays:
+        for i, graph in enumerate(self._graphs):
+            graph.replay = self._counting(i, graph.replay)
+        return self
+
+    def _counting(self, i: int, replay: Callable[[], None]) -> Callable[[], None]:
+        @functools.wraps(replay)
+        def counted() -> None:
+            self._counts[i] += 1
+            replay()
+
+        return counted
+
+    def __exit__(self, *exc: object) -> None:
+        for graph in self._graphs:
+            vars(graph).pop("replay", None)  # the class's replay shows through again
+
+    def of(self, graph: Any) -> int:
+        """How many times ``graph`` was replayed in the block."""
+        return self._counts[next(i for i, g in enumerate(self._graphs) if g is graph)]
+
+
+def address(t: torch.Tensor) -> tuple[int, int]:
+    """Where ``t``'s values live: its storage's address and its first element's."""
+    return t.untyped_storage().data_ptr(), t.data_ptr()
+
+
+def shares_memory(a: torch.Tensor, b: torch.Tensor) -> bool:
+    """Whether the storages of ``a`` and ``b`` overlap: a write to one can change the other.
+
+    A view (``static_y[:2]``, ``static_y.view(-1)``) shares its base's storage; ``.clone()`` and
+    ``.cpu()`` of a GPU tensor do not.
+    """
+    if a.device != b.device:
+        return False
+    sa, sb = a.untyped_storage(), b.untyped_storage()
+    start_a, start_b = sa.data_ptr(), sb.data_ptr()
+    return start_a < start_b + sb.nbytes() and start_b < start_a + sa.nbytes()
+
+
+def warmed_capture(fn: Callable[[], Any], *, pool: Any = None, warmups: int = 2) -> tuple[Any, Any]:
+    """``(graph, fn())`` captured on the live backend, after ``warmups`` runs on the side stream.
+
+    Warming up creates what ``fn`` initialises lazily (cuBLAS handles, allocator blocks) before
+    capture; capturing on the same side stream (graphlab's one per device) lets graphs that share
+    a ``pool`` share it well, as ``torch.cuda.graph``'s documentation advises.
+    """
+    cuda, _ = live()
+    with warnings.catch_warnings():
+        # The CPU emulator's one-time notes on where it differs from a GPU (streams run serially,
+        # pools are not reused) are about the learner's code, not the checker's own capture.
+        warnings.filterwarnings("ignore", message="graphlab CPU emulator differs")
+        side = side_stream(cuda)
+        side.wait_stream(cuda.current_stream())
+        with cuda.stream(side):
+            for _ in range(warmups):
+                fn()
+        cuda.current_stream().wait_stream(side)
+        graph = cuda.CUDAGraph()
+        with cuda.graph(graph, pool=pool, stream=side):
+            out = fn()
+    return graph, out
+
+
+def replay_kernels(graph: Any) -> int | None:
+    """Replay ``graph`` once; return how many kernels it ran, or None where that cannot be seen.
+
+    None means only that this machine cannot count them (no profiler events reached the trace),
+    never that the graph is wrong.
+    """
+    if not backend().is_cuda:
+        graph.replay()
+        # The emulator records one step per operation that does work (views and allocations do
+        # none), which is one kernel each on a GPU, except copies, which run as memcpy there.
+        steps = getattr(graph, "_steps", None)
+        return None if steps is None else len(steps)
+    nodes = _kernel_nodes(graph)
+    if nodes is not None:
+        graph.replay()
+        return nodes
+    return _profiled_kernels(graph)
+
+
+def _kernel_nodes(graph: Any) -> int | None:
+    """Kernel nodes of a kept graph (``keep_graph=True``, torch 2.8+) via ``cuda.bindings``."""
+    try:
+        raw = graph.raw_cuda_graph()
+    except (AttributeError, RuntimeError):  # torch < 2.8, or a graph created without keep_graph
+        return None
+    try:
+        from cuda.bindings import runtime
+    except ImportError:
+        return None
+    ok = runtime.cudaError_t.cudaSuccess
+    error, _, count = runtime.cudaGraphGetNodes(raw, numNodes=0)
+    if error != ok:
+        return None
+    error, nodes, count = runtime.cudaGraphGetNodes(raw, numNodes=count)
+    if error != ok:
+        return None
+    kernel = runtime.cudaGraphNodeType.cudaGraphNodeTypeKernel
+    return sum(1 for node in nodes[:count] if runtime.cudaGraphNodeGetType(node)[1] == kernel)
+
+
+def _profiled_kernels(graph: Any) -> int | None:
+    """Kernels of one replay of ``graph``, counted in a torch.profiler trace of that replay.
+
+    The profiler's own warnings are kept out of the learner's notebook.
+    """
+    from torch.profiler import ProfilerActivity, profile
+
+    torch.cuda.synchronize()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
+            graph.replay()
+            torch.cuda.synchronize()
+        try:
+            timeline = Timeline.from_chrome_trace(prof)
+        except TraceError:
+            return None
+    return first_replay_kernels(timeline)
+
+
+def first_replay_kernels(timeline: Timeline) -> int | None:
+    """Kernels of the first graph launch in ``timeline``; None when it shows no replay's kernels.
+
+    Every kernel of a replay carries the correlation id of its ``cudaGraphLaunch``. No kernel at
+    all may mean the profiler delivered no GPU activity in this process; an empty graph is told
+    apart by the checkers' own value checks.
+    """
+    # CUPTI may name the call with a version suffix (cudaGraphLaunch_v10000)
+    calls = np.array([call_name(str(name)) in GRAPH_LAUNCH_CALLS for name in timeline.name])
+    launches = (timeline.kind == "launch") & calls
+    if not launches.any():
+        return None
+    starts = np.where(launches, timeline.start_ns, np.iinfo(np.int64).max)
+    first = timeline.correlation[int(np.argmin(starts))]
+    return int(((timeline.kind == "kernel") & (timeline.correlation == first)).sum()) or None

@@ -1,0 +1,34 @@
+"""The sections of the lessons that the checkers send a learner back to, as the notebooks title
+them (``## 3. Title``); a test keeps them in step with the notebooks."""
+
+from __future__ import annotations
+
+from ._core import Section
+
+# 00 start here
+READING = Section("00_start_here", 3, "Reading a timeline")
+BUSY_EXERCISE = Section("00_start_here", 4, "Exercise: how busy was the GPU?")
+# 01 kernel gaps
+NOT_CHANGED = Section("01_kernel_gaps", 3, "What a graph does *not* change")
+CHAIN_EXERCISE = Section("01_kernel_gaps", 6, "Exercise: capture the chain yourself")
+KERNELS_EXERCISE = Section("01_kernel_gaps", 7, "Exercise: kernels of one replay")
+# 02 static inputs
+COPY_IN = Section("02_static_inputs", 2, "New inputs, the right way: copy into the captured tensor")
+REBIND = Section("02_static_inputs", 3, "New inputs, the wrong way: rebind the name")
+ACCUMULATE = Section("02_static_inputs", 4, "In-place updates accumulate")
+# 03 outputs
+BY_REFERENCE = Section("03_outputs", 2, "Keep the outputs by reference")
+COPIES = Section("03_outputs", 3, "Keep copies")
+# 04 randomness
+SEEDING = Section("04_randomness", 2, "Reproducible replays: seed before replaying")
+# 05 dynamic shapes
+BUCKETS = Section("05_dynamic_shapes", 3, "One graph per bucket, and padding")
+WASTE_EXERCISE = Section("05_dynamic_shapes", 6, "Exercise: how much work is padding?")
+# 06 does it pay?
+MODEL = Section("06_does_it_pay", 1, "The model")
+# 07 training
+RECIPE = Section("07_training", 1, "The recipe")
+# 08 memory
+SHARING = Section("08_memory", 2, "Every graph, its own pool — unless you share one")
+
+ALL = tuple(value for value in dict(globals()).values() if isinstance(value, Section))

@@ -1,0 +1,282 @@
+"""Correct answers to the lessons' exercises, two ways each, that every checker must accept.
+
+The first of each pair is the lesson's reference solution; the second is another correct way a
+learner may write it (a list instead of a tuple, ``cuda.manual_seed`` instead of
+``torch.manual_seed``, ``static_x[:] = batch`` instead of ``copy_``, a NumPy or Fraction result).
+They run on the live backend: the CPU emulator here, torch.cuda on a GPU (tests/gpu/).
+
+:data:`RIGHT` lists ``(checker, answer)``; :data:`SUCCESS` holds each checker's success line as a
+regular expression, its values worked out by hand from the exercise's setup.
+"""
+
+from __future__ import annotations
+
+import re
+from fractions import Fraction
+
+import numpy as np
+import torch
+from wrong_answers import adam, capture_all, capture_only, warm_up
+
+from graphlab import DEVICE, cuda
+
+# --- lesson 00 ----------------------------------------------------------------------------------
+
+
+def busy_fraction(t):
+    gpu = t.select(t.is_gpu)
+    return gpu.dur_ns.sum() / (gpu.end_ns.max() - gpu.start_ns.min())
+
+
+def busy_fraction_of_kernels(t):
+    kernels = t.kind == "kernel"
+    span = t.end_ns[kernels].max() - t.start_ns[kernels].min()
+    return np.float64(t.dur_ns[kernels].sum()) / span
+
+
+# --- lesson 01 ----------------------------------------------------------------------------------
+
+
+def capture_chain(static_x, n):
+    g = cuda.CUDAGraph()
+    with cuda.graph(g):
+        out = static_x
+        for _ in range(n):
+            out = out + 1
+    return g, out
+
+
+def capture_chain_in_place_on_a_copy(static_x, n):
+    """A copy of the input, then n in-place additions on the copy: a list, not a tuple."""
+    g = cuda.CUDAGraph()
+    with cuda.graph(g):
+        out = static_x.clone()
+        for _ in range(n):
+            out.add_(1.0)
+    return [g, out]
+
+
+def kernels_per_replay(t):
+    first = t.correlation[(t.kind == "launch") & (t.name == "cudaGraphLaunch")][0]
+    return int(((t.kind == "kernel") & (t.correlation == first)).sum())
+
+
+def kernels_per_replay_earliest(t):
+    """The earliest cudaGraphLaunch by start time, counted with NumPy."""
+    launches = np.flatnonzero((t.kind == "launch") & (t.name == "cudaGraphLaunch"))
+    first = launches[np.argmin(t.start_ns[launches])]
+    return np.count_nonzero((t.kind == "kernel") & (t.correlation == t.correlation[first]))
+
+
+# --- lesson 02 ----------------------------------------------------------------------------------
+
+
+def step(graph, static_x, static_y, batch):
+    static_x.copy_(batch)
+    graph.replay()
+    return static_y
+
+
+def step_by_slice_assignment(graph, static_x, static_y, batch):
+    static_x[:] = batch
+    graph.replay()
+    return static_y.clone()
+
+
+# --- lesson 03 ----------------------------------------------------------------------------------
+
+
+def collect(graph, static_x, static_y, batches):
+    kept = []
+    for batch in batches:
+        static_x.copy_(batch)
+        graph.replay()
+        kept.append(static_y.clone())
+    return kept
+
+
+def collect_tuple(graph, static_x, static_y, batches):
+    def one(batch):
+        static_x.copy_(batch)
+        graph.replay()
+        return static_y.detach().clone()
+
+    return tuple(one(batch) for batch in batches)
+
+
+def collect_on_the_host(graph, static_x, static_y, batches):
+    """Right on a GPU, where .cpu() copies to the host; on the CPU emulator it returns static_y."""
+    kept = []
+    for batch in batches:
+        static_x.copy_(batch)
+        graph.replay()
+        kept.append(static_y.cpu())
+    return kept
+
+
+# --- lesson 04 ----------------------------------------------------------------------------------
+
+
+def two_replays(graph, static_out, seed):
+    kept = []
+    for _ in range(2):
+        torch.manual_seed(seed)
+        graph.replay()
+        kept.append(static_out.clone())
+    return kept[0], kept[1]
+
+
+def two_replays_cuda_seed(graph, static_out, seed):
+    kept = []
+    for _ in range(2):
+        cuda.manual_seed(seed)
+        graph.replay()
+        kept.append(torch.empty_like(static_out).copy_(static_out))
+    return kept
+
+
+# --- lesson 05 ----------------------------------------------------------------------------------
+
+
+def run_padded(graphs, batch):
+    n = batch.shape[0]
+    size = min(s for s in graphs if s >= n)
+    graph, static_x, static_y = graphs[size]
+    static_x.zero_()
+    static_x[:n].copy_(batch)
+    graph.replay()
+    return static_y[:n].clone()
+
+
+def run_padded_with_pad(graphs, batch):
+    """Pads the batch to the bucket with zero rows and copies the whole input."""
+    n = batch.shape[0]
+    graph, static_x, static_y = next(graphs[s] for s in sorted(graphs) if s >= n)
+    static_x.copy_(torch.nn.functional.pad(batch, (0, 0, 0, static_x.shape[0] - n)))
+    graph.replay()
+    return static_y.narrow(0, 0, n).clone()
+
+
+def padding_waste(sizes, buckets):
+    computed = sum(min(b for b in buckets if b >= n) for n in sizes)
+    return (computed - sum(sizes)) / computed
+
+
+def padding_waste_fraction(sizes, buckets):
+    padded = [min(b for b in buckets if b >= n) for n in sizes]
+    return 1 - Fraction(sum(sizes), sum(padded))
+
+
+# --- lesson 06 ----------------------------------------------------------------------------------
+
+
+def break_even(t):
+    saving = t["eager_end_to_end_us"] - t["replay_end_to_end_us"]
+    if saving <= 0:
+        return None
+    return t["capture_us"] / saving
+
+
+def break_even_numpy(t):
+    eager, replay = np.float64(t["eager_end_to_end_us"]), np.float64(t["replay_end_to_end_us"])
+    return t["capture_us"] / (eager - replay) if replay < eager else None
+
+
+# --- lesson 07 ----------------------------------------------------------------------------------
+
+
+def capture_step(model, optimizer, static_x, static_y):
+    warm_up(model, optimizer, static_x, static_y)
+    optimizer.zero_grad(set_to_none=True)
+    graph, static_loss = capture_only(model, optimizer, static_x, static_y)
+    return [graph, static_loss]
+
+
+def sgd(params):
+    return torch.optim.SGD(params, lr=0.05, momentum=0.9)
+
+
+# --- lesson 08 ----------------------------------------------------------------------------------
+
+
+def capture_all_sharing_the_first_pool(sizes):
+    """Later graphs pass the first graph's pool(); entries are lists."""
+    graphs, pool = {}, None
+    for size in sizes:
+        static_x = torch.zeros(size, device=DEVICE)
+        graph = cuda.CUDAGraph()
+        with cuda.graph(graph, pool=pool):
+            static_y = 2 * static_x + 1
+        pool = graph.pool() if pool is None else pool
+        graphs[size] = [graph, static_x, static_y]
+    return graphs
+
+
+def line(text: str) -> str:
+    """The regular expression of exactly this success line."""
+    return re.escape(f"PASSED {text}") + r"\n"
+
+
+def same_values(what: str) -> str:
+    """A success line whose values differ between the CPU and a GPU, yours equal to expected."""
+    return re.escape(f"PASSED {what}: ") + r"yours (\S+) vs expected \1\n"
+
+
+CHAIN = "[50, 51, 52, 53, 54, 55, ...]"  # the last input, 0, 1, 2, ..., plus 50
+SUCCESS = {
+    "check_busy_fraction": line(
+        "busy fraction of the hand-made timeline: yours 0.5 vs expected 0.5"
+    ),
+    "check_capture_chain": line(
+        f"chain of 50 kernels replayed on new data: yours {CHAIN} vs expected {CHAIN}"
+    ),
+    "check_kernels_per_replay": line("kernels in the first replay: yours 3 vs expected 3"),
+    # batch 3 is [30, 31, 32, 33]; times 2 plus 1
+    "check_replay_with_new_inputs": line(
+        "replay with new inputs (batch 3): yours [61, 63, 65, 67] vs expected [61, 63, 65, 67]"
+    ),
+    # the first batch, ones, and the last, fours, squared
+    "check_keep_outputs": line(
+        "kept outputs (first and last): yours [1, 1, 1, 16, 16, 16] vs expected "
+        "[1, 1, 1, 16, 16, 16]"
+    ),
+    "check_reproducible_replays": same_values("same mask twice with seed 1234 (elements kept)"),
+    # the last request: rows [0..3] and [4..7]; 2 * row sum + 1 = 13 and 45
+    "check_run_padded": line(
+        "padded run of a 2-row request (bucket 2): yours [13, 45] vs expected [13, 45]"
+    ),
+    # 4 + 4 + 4 + 8 = 20 rows computed for 13 real ones
+    "check_padding_waste": line(
+        "padding waste of sizes [1, 3, 4, 5] in buckets [4, 8]: yours 0.35 vs expected 0.35"
+    ),
+    # 8000 us of capture over a saving of 60 - 40 us per iteration
+    "check_break_even": line("break-even repetitions of the first case: yours 400 vs expected 400"),
+    "check_captured_training": same_values("loss after 3 replayed training steps"),
+    "check_shared_pool": line("memory pools used by 3 graphs: yours 1 vs expected 1"),
+}
+
+# (checker, answer or answers): the reference solution, then another correct way
+RIGHT = [
+    ("check_busy_fraction", busy_fraction),
+    ("check_busy_fraction", busy_fraction_of_kernels),
+    ("check_capture_chain", capture_chain),
+    ("check_capture_chain", capture_chain_in_place_on_a_copy),
+    ("check_kernels_per_replay", kernels_per_replay),
+    ("check_kernels_per_replay", kernels_per_replay_earliest),
+    ("check_replay_with_new_inputs", step),
+    ("check_replay_with_new_inputs", step_by_slice_assignment),
+    ("check_keep_outputs", collect),
+    ("check_keep_outputs", collect_tuple),
+    ("check_reproducible_replays", two_replays),
+    ("check_reproducible_replays", two_replays_cuda_seed),
+    ("check_run_padded", run_padded),
+    ("check_run_padded", run_padded_with_pad),
+    ("check_padding_waste", padding_waste),
+    ("check_padding_waste", padding_waste_fraction),
+    ("check_break_even", break_even),
+    ("check_break_even", break_even_numpy),
+    ("check_captured_training", (capture_step, adam)),
+    ("check_captured_training", (capture_step, sgd)),
+    ("check_shared_pool", capture_all),
+    ("check_shared_pool", capture_all_sharing_the_first_pool),
+]
