@@ -6,25 +6,28 @@ the stored outputs show each checker passing against its solution. nbval starts 
 notebook, with this process's environment, while the notebook's first cell is being set up;
 the hook below sets ``GRAPHLAB_RUN_SOLUTIONS=1`` around the set-up of the cells in this folder
 only, so a JupyterLab that another test starts in the same run still hides the solutions.
+
+The checkers record each result in the learner's progress file; the kernels nbval starts write to
+a file of the test run instead (``GRAPHLAB_PROGRESS``), never to the real one.
 """
 
 from __future__ import annotations
 
-import os
+import tempfile
+from pathlib import Path
 
 import pytest
 
 from graphlab.cli.magics import RUN_SOLUTIONS
+from graphlab.course.progress import ENV as PROGRESS
+
+# One scratch progress file for the whole run, in a fresh temporary folder.
+SCRATCH_PROGRESS = Path(tempfile.mkdtemp(prefix="graphlab-nbval-")) / "progress.json"
 
 
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_setup(item):
-    before = os.environ.get(RUN_SOLUTIONS)
-    os.environ[RUN_SOLUTIONS] = "1"
-    try:
+    with pytest.MonkeyPatch.context() as env:
+        env.setenv(RUN_SOLUTIONS, "1")
+        env.setenv(PROGRESS, str(SCRATCH_PROGRESS))
         yield
-    finally:
-        if before is None:
-            del os.environ[RUN_SOLUTIONS]
-        else:
-            os.environ[RUN_SOLUTIONS] = before

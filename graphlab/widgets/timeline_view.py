@@ -51,7 +51,7 @@ HOST_COST_NOTE = (
 # Shown under every timeline drawn from a profiler trace (bundled recordings included).
 PROFILED_NOTE = (
     "Launch calls are drawn as measured under the profiler, which slows them: on an H200 a "
-    "1,000-node cudaGraphLaunch took 1,260 µs profiled against 7 µs unprofiled. Take host "
+    "1,000-node cudaGraphLaunch took 764 µs profiled against 7 µs unprofiled. Take host "
     "timings from unprofiled runs (graphlab.compare). Nsight Systems traces a replay as one "
     "range by default; --cuda-graph-trace=node shows each kernel, as here, with added overhead."
 )
