@@ -283,6 +283,21 @@ def test_line_magic_runs_commands(ipython, capsys, eager_trace):
     assert ipython.run_line_magic("graphlab", "no-such-command") == 2
 
 
+def test_line_magic_without_a_command_lists_the_notebook_commands(ipython, capsys):
+    assert ipython.run_line_magic("graphlab", "") is None
+    out = capsys.readouterr().out
+    assert out.startswith("usage: %graphlab [-h] COMMAND")
+    assert "gaps" in out and "doctor" in out
+    assert "lab" not in out.split("positional arguments:")[1].split()
+
+
+def test_line_magic_reports_an_unclosed_quote_in_one_line(ipython):
+    from IPython.core.error import UsageError
+
+    with pytest.raises(UsageError, match="No closing quotation; close the quote"):
+        ipython.run_line_magic("graphlab", 'gaps "unclosed')
+
+
 def test_line_magic_refuses_to_start_a_server(ipython):
     from IPython.core.error import UsageError
 

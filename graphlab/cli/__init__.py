@@ -31,10 +31,15 @@ class _Parser(argparse.ArgumentParser):
     """argparse exits with status 2 on usage errors already; keep its one-line message."""
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="graphlab", description="CUDA Graphs in PyTorch: the graphlab course.")
+def build_parser(
+    prog: str = "graphlab", leave_out: tuple[str, ...] = ()
+) -> argparse.ArgumentParser:
+    """The command line's parser; ``leave_out`` names subcommands it does not offer."""
+    parser = _Parser(prog=prog, description="CUDA Graphs in PyTorch: the graphlab course.")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     for name, module_name in COMMANDS.items():
+        if name in leave_out:
+            continue
         module = importlib.import_module(module_name)
         p = sub.add_parser(name, help=module.HELP, description=module.HELP)
         module.add_arguments(p)
@@ -42,8 +47,11 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+def main(
+    argv: list[str] | None = None, prog: str = "graphlab", leave_out: tuple[str, ...] = ()
+) -> int:
+    """Run one subcommand; a GraphlabError becomes one line on stderr and exit status 2."""
+    args = build_parser(prog, leave_out).parse_args(argv)
     try:
         return int(args._run(args) or 0)
     except GraphlabError as exc:

@@ -33,6 +33,8 @@ __all__ = ["RUN_SOLUTIONS", "GraphlabMagics", "load_ipython_extension"]
 
 #: Environment variable that makes every ``%%solution`` cell run, revealed or not.
 RUN_SOLUTIONS = "GRAPHLAB_RUN_SOLUTIONS"
+# Commands that make no sense inside a notebook: `lab` starts a JupyterLab server of its own.
+_NOT_IN_A_NOTEBOOK = ("lab",)
 _EXERCISE_ID = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]*")
 
 
@@ -44,13 +46,19 @@ class GraphlabMagics(Magics):
     @line_magic
     def graphlab(self, line: str) -> int | None:
         """Run a graphlab command: ``%graphlab doctor``, ``%graphlab gaps TRACE.json --json``."""
-        from . import main
+        from . import build_parser, main
 
-        argv = shlex.split(line)
+        try:
+            argv = shlex.split(line)
+        except ValueError as exc:  # shlex: "No closing quotation", "No escaped character"
+            raise UsageError(f"%graphlab {line}: {exc}; close the quote or escape it") from None
         if argv and argv[0] == "lab":
             raise UsageError("`graphlab lab` starts JupyterLab: run it in a terminal instead")
+        if not argv:
+            print(build_parser("%graphlab", _NOT_IN_A_NOTEBOOK).format_help())
+            return None
         try:
-            code = main(argv)
+            code = main(argv, "%graphlab", _NOT_IN_A_NOTEBOOK)
         except SystemExit as exc:  # argparse's usage errors and --help
             code = exc.code
         # Show a failing status in the cell's output; stay quiet on success.
