@@ -27,6 +27,7 @@ lesson                  checkers
 06 does it pay?         :func:`check_break_even`
 07 training             :func:`check_captured_training`
 08 memory               :func:`check_shared_pool`
+09 multi-stream capture :func:`check_fork_join`
 ======================  ====================================================================
 """
 
@@ -34,6 +35,7 @@ from .does_it_pay import check_break_even
 from .dynamic_shapes import check_padding_waste, check_run_padded
 from .kernel_gaps import check_capture_chain, check_kernels_per_replay
 from .memory import check_shared_pool
+from .multi_stream import check_fork_join
 from .outputs import check_keep_outputs
 from .randomness import check_reproducible_replays
 from .start_here import check_busy_fraction
@@ -45,6 +47,7 @@ __all__ = [
     "check_busy_fraction",
     "check_capture_chain",
     "check_captured_training",
+    "check_fork_join",
     "check_keep_outputs",
     "check_kernels_per_replay",
     "check_padding_waste",

@@ -30,6 +30,7 @@ from .differences import warn_once
 from .host_sync import (
     COPY,
     INVALIDATED,
+    ISOLATION,
     UNJOINED,
     UNSUPPORTED,
     capture_error,
@@ -117,6 +118,20 @@ class Capture:
             "joined back. Before the capture ends, make the capturing stream wait for it: "
             "capture_stream.wait_stream(side_stream), or record an Event on the side stream and "
             "call event.wait() on the capturing stream.",
+        )
+
+    def isolation_error(self, stream):
+        """Invalidate the capture: ``stream``, which takes part in it, waited for an event
+        recorded outside it; return the error to raise."""
+        if self.failure is None:
+            self.failure = f"{ISOLATION} from a wait on work outside the capture"
+        return capture_error(
+            ISOLATION,
+            f"{stream!r} takes part in this capture and was made to wait for an event recorded "
+            "outside it (on a stream that is not capturing, or before the capture began). A graph "
+            "can only depend on work inside it. Fix: wait before the capture begins, or fork the "
+            "other stream inside the capture (other.wait_stream(capture_stream)) so that its work "
+            "is captured too.",
         )
 
     # -- streams ---------------------------------------------------------------------------

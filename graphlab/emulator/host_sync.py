@@ -30,6 +30,7 @@ __all__ = [
     "COPY",
     "DYNAMIC",
     "INVALIDATED",
+    "ISOLATION",
     "READ",
     "SYNC",
     "UNJOINED",
@@ -43,6 +44,7 @@ __all__ = [
 UNSUPPORTED = "cudaErrorStreamCaptureUnsupported"
 INVALIDATED = "cudaErrorStreamCaptureInvalidated"
 UNJOINED = "cudaErrorStreamCaptureUnjoined"
+ISOLATION = "cudaErrorStreamCaptureIsolation"
 
 
 READ = (

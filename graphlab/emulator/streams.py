@@ -8,13 +8,20 @@ capture checks: which streams take part and whether their work was joined back.
 
 Everything that waits for the GPU (``synchronize``, ``Stream.synchronize``, ``Event.synchronize``,
 ``query``) is a host synchronization and fails inside a capture, as on a GPU.
+
+Two more rules of CUDA's are kept. A stream taking part in a capture may wait only for events
+recorded inside that capture: waiting for one recorded outside it fails with
+``cudaErrorStreamCaptureIsolation``. And an event recorded inside a capture is only an edge between
+the graph's nodes: it never happens by itself, not even when the graph is replayed, so querying it,
+waiting for it on the host or timing it fails (on an H200 with torch 2.11, CUDA says
+"invalid argument").
 """
 
 from __future__ import annotations
 
 import itertools
 
-from graphlab.errors import NeedsGPUError
+from graphlab.errors import CaptureError, NeedsGPUError
 
 from . import state
 from .differences import warn_once
@@ -30,6 +37,8 @@ __all__ = [
 ]
 
 _ids = itertools.count()
+# What Event.record left when the stream was not capturing: a point in ordinary stream order.
+_ORDINARY = "recorded outside any capture"
 
 
 class Stream:
@@ -124,30 +133,63 @@ class Event:
 
     def __init__(self, enable_timing: bool = False, blocking: bool = False, interprocess=False):
         self.enable_timing = enable_timing
-        self._mark = None  # what record() saw, for the capture that was under way then
+        # None until recorded; then _ORDINARY, or what a capture's mark() gave when the stream
+        # recorded on was capturing.
+        self._mark = None
 
     def record(self, stream: Stream | None = None) -> None:
         """Mark the work submitted to ``stream`` (the current one if None) so far."""
         s = stream if stream is not None else state.current
-        self._mark = state.capture.mark(s) if state.capture is not None else None
+        mark = state.capture.mark(s) if state.capture is not None else None
+        self._mark = mark if mark is not None else _ORDINARY
 
     def wait(self, stream: Stream | None = None) -> None:
-        """Make later work on ``stream`` (the current one if None) wait for this event."""
+        """Make later work on ``stream`` (the current one if None) wait for this event.
+
+        Inside a capture: an event recorded in the capture forks ``stream`` into it or joins work
+        back; one recorded outside it cannot be waited for by a capturing stream (as on a GPU).
+        """
         s = stream if stream is not None else state.current
-        if self._mark is not None and state.capture is not None:
-            state.capture.depend(s, self._mark)
+        cap = state.capture
+        if cap is None or self._mark is None:  # nothing to order, or never recorded: no wait
+            return
+        if self._mark is _ORDINARY:
+            if s in cap.streams:
+                raise cap.isolation_error(s)
+            return
+        cap.depend(s, self._mark)
 
     def query(self) -> bool:
-        """True: the emulator has always finished (fails inside a capture, as on a GPU)."""
+        """True: the emulator has always finished (fails inside a capture, as on a GPU, and for
+        an event recorded inside one)."""
         state.check_host_sync("Event.query()", None)
+        self._refuse_if_captured("Event.query()")
         return True
 
     def synchronize(self) -> None:
-        """Wait for the event: a host synchronization, which fails inside a capture."""
+        """Wait for the event: a host synchronization, which fails inside a capture (and for an
+        event recorded inside one)."""
         state.check_host_sync("Event.synchronize()", None)
+        self._refuse_if_captured("Event.synchronize()")
+
+    def _refuse_if_captured(self, what: str) -> None:
+        if self._mark is None or self._mark is _ORDINARY:
+            return
+        raise CaptureError(
+            f"CUDA error: invalid argument (cudaErrorInvalidValue). {what} on an event last "
+            "recorded in a capturing stream: inside a graph an event is only an edge between two "
+            "nodes; it never happens by itself, not even when the graph is replayed. Fix: to "
+            "time or wait for a graph, record events around g.replay() on a stream that is not "
+            "capturing. [CPU emulator; on a GPU torch raises torch.AcceleratorError with this "
+            "CUDA error.]",
+            cuda_error="cudaErrorInvalidValue",
+        )
 
     def elapsed_time(self, end_event: Event) -> float:
-        """Refused: the emulator runs on the CPU and produces no GPU timings."""
+        """Refused: the emulator runs on the CPU and produces no GPU timings (and events
+        recorded inside a capture have no time on a GPU either)."""
+        self._refuse_if_captured("Event.elapsed_time()")
+        end_event._refuse_if_captured("Event.elapsed_time()")
         raise NeedsGPUError(
             "Event.elapsed_time needs a GPU: the CPU emulator reproduces what a graph does, never "
             "how fast. Timings come from real GPU recordings (graphlab.recording(name)) or from "

@@ -194,7 +194,7 @@ CATALOGUE: tuple[Failure, ...] = (
             "Time a graph from outside: record events around g.replay(), call "
             "torch.cuda.synchronize(), then read start.elapsed_time(end)."
         ),
-        lesson="06_does_it_pay",
+        lesson="09_multi_stream",
         patterns=(
             *patterns("cudaErrorCapturedEvent"),
             r"CUDA error: invalid argument",

@@ -27,6 +27,14 @@ Experiments
     ``experiment.workload`` is the workload's description. Lesson 06 and the simulator compare the
     model with the crossing.
 
+``fork_join_<2streams|1stream>_k<steps>_n<n>`` (``experiment.kind == "fork_join"``)
+    :func:`graphlab.timing.workloads.fork_join`: two independent branches of ``steps`` ×
+    (``n``×``n`` float32 matmul, tanh) joined by an add, for n = 1024 and 256. ``2streams`` runs
+    the second branch on a second stream forked from the caller's and joined back into it, so
+    that the graph holds two parallel branches; ``1stream`` runs the same kernels one after the
+    other on one stream. Their graph timelines show whether a replay keeps the branches' overlap
+    (lesson 09). ``timings`` and ``experiment`` as for the chains.
+
 Settings: ``--quick`` runs a few small experiments with fewer repeats (for tests of the machinery);
 its files say ``"quick": true`` in ``experiment`` and are not meant for the bundled folder.
 """
@@ -68,6 +76,8 @@ __all__ = [
 
 CHAIN_KERNELS = (10, 100, 1000)
 CHAIN_SIZES = (4096, 262_144, 16_777_216)
+# (steps per branch, n) of the fork/join experiments, each recorded on two streams and on one.
+FORK_JOIN = ((4, 1024), (4, 256))
 
 
 @dataclass(frozen=True)
@@ -165,17 +175,33 @@ def experiments(quick: bool = False) -> list[Experiment]:
         ),
         ("mlp_l16_w64_b4", lambda: workloads.mlp(16, 64, 4, device="cuda"), 32, BREAK_EVEN_COUNTS),
     ]
-    return chains + [
+    fork_join = [
         Experiment(
-            name=f"break_even_{name}",
-            kind="break_even",
-            build=build,
-            iterations=_iterations(kernels),
-            profile_iterations=_profile_iterations(kernels),
-            counts=counts,
+            name=f"fork_join_{'2streams' if streams == 2 else '1stream'}_k{steps}_n{n}",
+            kind="fork_join",
+            build=lambda steps=steps, n=n, streams=streams: workloads.fork_join(
+                steps, n, streams, device="cuda"
+            ),
+            iterations=_iterations(4 * steps + 1),
         )
-        for name, build, kernels, counts in break_even
+        for steps, n in FORK_JOIN
+        for streams in (2, 1)
     ]
+    return (
+        chains
+        + fork_join
+        + [
+            Experiment(
+                name=f"break_even_{name}",
+                kind="break_even",
+                build=build,
+                iterations=_iterations(kernels),
+                profile_iterations=_profile_iterations(kernels),
+                counts=counts,
+            )
+            for name, build, kernels, counts in break_even
+        ]
+    )
 
 
 def select(plan: list[Experiment], names: Sequence[str]) -> list[Experiment]:

@@ -10,6 +10,9 @@ emulator.
   microsecond, far less than the host needs to launch it.
 - :func:`mlp` — a small inference MLP (Linear + ReLU layers under ``torch.no_grad``), a realistic
   mix of cuBLAS matrix multiplies and elementwise kernels.
+- :func:`fork_join` — two independent branches of matrix multiplies, on two streams forked from
+  the caller's stream and joined back into it (or, for comparison, one after the other on one
+  stream): what lesson 09 captures to show that a graph keeps the branches' overlap.
 
 Inputs are made from a fixed seed on the CPU and then moved, so every run sees the same values.
 
@@ -22,13 +25,14 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import cache
 from typing import Any
 
 import torch
 
 from graphlab.errors import GraphlabError
 
-__all__ = ["Workload", "chain", "check_fits", "mlp"]
+__all__ = ["Workload", "chain", "check_fits", "fork_join", "mlp"]
 
 # Largest tensor a workload may allocate per input, in elements (256 Mi float32 = 1 GiB): a guard
 # against a typo such as numel=2**40, which would otherwise fail deep inside the allocator.
@@ -208,3 +212,104 @@ def mlp(
             "op": "Linear + ReLU blocks, inference under torch.no_grad()",
         },
     )
+
+
+def fork_join(
+    steps: int = 4,
+    n: int = 1024,
+    streams: int = 2,
+    device: str | torch.device | None = None,
+    seed: int = 0,
+) -> Workload:
+    """Two independent branches of ``steps`` × (``n``×``n`` matmul, tanh), added at the end.
+
+    Branch A runs on the caller's stream. With ``streams=2`` branch B runs on a second stream: the
+    second stream first waits for the caller's (a fork: B reads the input the caller wrote), and
+    the caller waits for it before the add (a join). Inside a capture that makes a graph with two
+    parallel branches. With ``streams=1`` B runs after A on the caller's stream: the same kernels
+    in one line, which cannot overlap. Each call launches ``4 * steps + 1`` kernels.
+
+    On an H200 (torch 2.11) a 1024×1024 float32 matmul runs as 128 thread blocks of 128 threads,
+    about one per multiprocessor and a small share of each, so two of them fit side by side (a
+    profiled replay of two such branches: ``tests/traces/multistream_replay.json``).
+
+    ``device`` defaults to ``graphlab.DEVICE``; on the CPU the streams are the emulator's, which
+    keep the capture's bookkeeping but run everything in order.
+    """
+    steps = _positive(steps, "steps", 10_000)
+    n = _positive(n, "n", 16_384)
+    if streams not in (1, 2):
+        raise GraphlabError(f"streams must be 1 or 2, not {streams!r}")
+    dev = _device(device)
+    # The input, two weights, two live activations per branch, the output and a graph's copy
+    # of the input.
+    check_fits(
+        FLOAT32 * n * n * 9,
+        usable_gpu_bytes(dev),
+        f"fork_join(steps={steps}, n={n})",
+        "use a smaller n (memory grows with n squared).",
+    )
+    api = _stream_api(dev)
+    second = _second_stream(api, _device_index(dev)) if streams == 2 else None
+    x = _seeded_randn((n, n), seed).to(dev)
+    # Scaled so that each product keeps values of order 1 and tanh stays out of saturation.
+    w_a = (_seeded_randn((n, n), seed + 1) / n**0.5).to(dev)
+    w_b = (_seeded_randn((n, n), seed + 2) / n**0.5).to(dev)
+
+    def branch(h: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
+        for _ in range(steps):
+            h = torch.tanh(h @ w)
+        return h
+
+    def run_fork_join(x: torch.Tensor) -> torch.Tensor:
+        if second is None:
+            return branch(x, w_a) + branch(x, w_b)
+        caller = api.current_stream()
+        second.wait_stream(caller)  # fork
+        with api.stream(second):
+            b = branch(x, w_b)
+        a = branch(x, w_a)
+        caller.wait_stream(second)  # join
+        return a + b
+
+    return Workload(
+        name=f"fork_join_{streams}stream{'s' if streams == 2 else ''}_k{steps}_n{n}",
+        fn=run_fork_join,
+        inputs=(x,),
+        description={
+            "kind": "fork_join",
+            "steps": steps,
+            "n": n,
+            "streams": streams,
+            "kernels": 4 * steps + 1,
+            "dtype": "float32",
+            "op": (
+                "two branches of `h = tanh(h @ w)` from the same input, added: on two streams "
+                "(fork, join) or one after the other on one stream"
+            ),
+        },
+    )
+
+
+def _stream_api(device: torch.device):
+    """The stream functions for ``device``: torch.cuda's, or the CPU emulator's."""
+    if device.type == "cuda":
+        return torch.cuda
+    from graphlab import emulator
+
+    return emulator
+
+
+def _device_index(device: torch.device) -> int:
+    if device.type != "cuda":
+        return 0
+    return torch.cuda.current_device() if device.index is None else device.index
+
+
+@cache
+def _second_stream(api, device: int):
+    # One per device for the life of the process: a stream that runs a matmul keeps a cuBLAS
+    # workspace until the process ends (see graphlab.timing.side_stream), so rebuilding the
+    # workload must not make a new one. It must differ from graphlab's side stream, on which
+    # graphlab.compare captures: a fork onto the capturing stream itself would be no fork.
+    return api.Stream(device=device) if api is torch.cuda else api.Stream()

@@ -1,0 +1,167 @@
+"""Checks for lesson 09, multi-stream capture: a fork and a join inside one capture.
+
+The checker watches which stream each captured operation was submitted to (a torch dispatch mode
+that notes the current stream of every operation issued while that stream is capturing: the same
+observation on a GPU and on the CPU emulator), so it can tell a graph with two parallel branches
+from one whose branches were captured one after the other on a single stream, which computes the
+same numbers but can never overlap them.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Callable
+from typing import Any
+
+import torch
+
+from graphlab.errors import CheckFailed
+from graphlab.support.capture_errors import first_cuda_error
+from graphlab.support.torch_internals import TorchDispatchMode
+from graphlab.timing.side_stream import side_stream
+
+from ._core import call, fail, fmt, live, passed, same
+
+__all__ = ["check_fork_join"]
+
+SIZE = 7
+# Inputs the checker replays on after the capture: none of them whole numbers.
+NEW_INPUTS = (
+    [0.37 * k - 1.21 for k in range(SIZE)],
+    [2.5 - 0.83 * k for k in range(SIZE)],
+    [((-1) ** k) * (0.11 + 0.29 * k) for k in range(SIZE)],
+)
+FORK_JOIN = "section 1 of lesson 09_multi_stream"
+UNJOINED = "section 4 of lesson 09_multi_stream"
+
+
+def _fork_join(x: torch.Tensor) -> torch.Tensor:
+    """What the captured graph must compute, run eagerly for the expected values."""
+    return x.sin() * 2 + x.cos() * 3
+
+
+class _CapturedOps(TorchDispatchMode):
+    """Notes ``(stream, op name)`` for every operation submitted while its stream is capturing.
+
+    Operations on a stream that does not take part in a capture run at once and are not noted.
+    """
+
+    def __init__(self, cuda: Any):
+        super().__init__()
+        self.cuda = cuda
+        self.ops: list[tuple[Any, str]] = []
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        if self.cuda.is_current_stream_capturing():
+            self.ops.append((self.cuda.current_stream(), func.overloadpacket.__name__))
+        return func(*args, **(kwargs or {}))
+
+    def streams_of(self, op: str) -> set:
+        """The streams on which ``op`` (an aten name such as ``"sin"``) was captured."""
+        return {stream for stream, name in self.ops if name == op}
+
+    def streams(self) -> set:
+        """Every stream that captured at least one operation."""
+        return {stream for stream, _ in self.ops}
+
+
+def check_fork_join(capture_fork_join: Callable) -> None:
+    """Check ``capture_fork_join(static_x, side) -> (graph, static_out)``.
+
+    The graph must compute ``static_out = static_x.sin() * 2 + static_x.cos() * 3`` as two
+    branches on two streams: ``sin`` on the capturing stream, ``cos`` on ``side`` (or the other
+    way round, or on a stream of the learner's own), forked from the capturing stream and joined
+    back into it. The checker requires the capture to succeed (an unjoined fork fails it, as on a
+    GPU), the two branches to be captured on different streams, and the replay to be right on
+    three new inputs that are not whole numbers.
+    """
+    cuda, device = live()
+    with warnings.catch_warnings():
+        # The emulator's one-time note that its streams run one after the other is about the
+        # learner's code, not the stream the checker hands over.
+        warnings.filterwarnings("ignore", message="graphlab CPU emulator differs")
+        side = side_stream(cuda)
+    first = torch.linspace(-1.3, 2.1, SIZE, device=device)
+    static_x = first.clone()
+    with _CapturedOps(cuda) as seen:
+        result = _captured(capture_fork_join, static_x, side)
+    if not (isinstance(result, tuple) and len(result) == 2):
+        fail("capture_fork_join should return a pair (graph, static_out).")
+    graph, static_out = result
+    if not isinstance(graph, cuda.CUDAGraph):
+        fail(
+            "the first element should be the cuda.CUDAGraph you captured into, not "
+            f"{type(graph).__name__}."
+        )
+    if not isinstance(static_out, torch.Tensor):
+        fail("the second element should be the tensor the graph writes (static_out).")
+    _check_branches(seen, side)
+    for values in NEW_INPUTS:
+        new = torch.tensor(values, device=device)
+        static_x.copy_(new)
+        graph.replay()
+        expected = _fork_join(new)
+        if same(static_out, _fork_join(first), exact=False):
+            fail(
+                "after copying new values into static_x and replaying, static_out still holds "
+                "the result for the first input: compute it inside the capture, from static_x."
+            )
+        if not same(static_out, expected, exact=False):
+            fail(
+                f"after a replay on {fmt(new)} static_out is {fmt(static_out)}, expected "
+                f"{fmt(expected)} (static_x.sin() * 2 + static_x.cos() * 3)."
+            )
+    passed(
+        "two branches captured on separate streams, joined, replayed on 3 new inputs: streams "
+        "holding captured work",
+        len(seen.streams()),
+        2,
+    )
+
+
+def _captured(capture_fork_join: Callable, static_x: torch.Tensor, side: Any) -> Any:
+    """Call the learner's function; a capture CUDA refuses for a lesson-09 reason gets its fix."""
+    try:
+        return call(capture_fork_join, static_x, side, name="capture_fork_join")
+    except CheckFailed as failure:
+        error = first_cuda_error(failure)
+        if error == "cudaErrorStreamCaptureUnjoined":
+            fail(
+                "the capture failed: work forked to another stream was never joined back "
+                "(CUDA's 'capturing stream has unjoined work'). After the side stream's last "
+                "captured operation, and before the `with cuda.graph(...)` block ends, make the "
+                "capturing stream wait for it: cuda.current_stream().wait_stream(side), or "
+                f"record an Event on side and wait on it. Reread {UNJOINED}."
+            )
+        if error == "cudaErrorStreamCaptureIsolation":
+            fail(
+                "the capture failed: the capturing stream waited for work on a stream that is "
+                "not part of the capture (CUDA's 'dependency created on uncaptured work in "
+                "another stream'). Fork inside the capture, before side's work: "
+                f"side.wait_stream(cuda.current_stream()). Reread {FORK_JOIN}."
+            )
+        raise
+
+
+def _check_branches(seen: _CapturedOps, side: Any) -> None:
+    """Fail unless the sin and the cos branch were both captured, on two different streams."""
+    sin, cos = seen.streams_of("sin"), seen.streams_of("cos")
+    for op, where, branch in (
+        ("sin", sin, "a = static_x.sin() * 2"),
+        ("cos", cos, "b = static_x.cos() * 3"),
+    ):
+        if not where:
+            fail(
+                f"the graph computes no {op}: the branch {branch} must be computed inside "
+                "the capture (work done before it, or on a stream that never waited for the "
+                f"capturing stream, is not in the graph). Reread {FORK_JOIN}."
+            )
+    if len(sin | cos) > 1:
+        return
+    where = "side" if sin == {side} else "the capturing stream"
+    fail(
+        f"both branches were captured on one stream ({where}), so the graph runs one after the "
+        "other and they can never overlap. Fork: side.wait_stream(cuda.current_stream()); put "
+        "b = static_x.cos() * 3 in `with cuda.stream(side):` and keep a on the capturing stream; "
+        f"join: cuda.current_stream().wait_stream(side) before a + b. Reread {FORK_JOIN}."
+    )
