@@ -108,6 +108,19 @@ def both_on_side(static_x, side):
     return g, out
 
 
+def fork_before_capture(static_x, side):
+    """Forks before the capture begins: side does not take part, its work is not captured."""
+    side.wait_stream(cuda.current_stream())
+    g = cuda.CUDAGraph()
+    with cuda.graph(g):
+        main = cuda.current_stream()
+        with cuda.stream(side):
+            b = static_x.cos() * 3
+        main.wait_stream(side)
+        out = static_x.sin() * 2 + b
+    return g, out
+
+
 def cos_before_capture(static_x, side):
     """Computes one branch eagerly before capturing: the graph reuses a stale b."""
     b = static_x.cos() * 3

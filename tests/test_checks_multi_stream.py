@@ -77,21 +77,8 @@ def test_unjoined_message_names_the_join_and_the_section():
 def test_fork_before_the_capture_is_a_dependency_on_uncaptured_work():
     """On the emulator the wait of the capturing stream for side, which never joined the
     capture, fails as CUDA's cudaErrorStreamCaptureIsolation does."""
-
-    def fork_outside(static_x, side):
-        side.wait_stream(cuda.current_stream())  # before the capture: not a fork into it
-        g = cuda.CUDAGraph()
-        with cuda.graph(g):
-            main = cuda.current_stream()
-            with cuda.stream(side):
-                b = static_x.cos() * 3
-            a = static_x.sin() * 2
-            main.wait_stream(side)
-            out = a + b
-        return g, out
-
     with pytest.raises(CheckFailed, match="waited for work on a stream that is not part of"):
-        checks.check_fork_join(fork_outside)
+        checks.check_fork_join(answers.fork_before_capture)
 
 
 @pytest.mark.parametrize(
