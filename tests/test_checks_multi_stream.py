@@ -22,8 +22,8 @@ pytestmark = pytest.mark.filterwarnings("ignore::graphlab.emulator.EmulatorDiffe
 
 ROOT = Path(__file__).resolve().parent.parent
 PASSED = (
-    "PASSED two branches captured on separate streams, joined, replayed on 3 new inputs: streams "
-    "holding captured work: yours 2 vs expected 2\n"
+    "PASSED fork/join captured, replayed on 3 new inputs: streams the sin and cos branches were "
+    "captured on: yours 2 vs expected 2\n"
 )
 
 
@@ -92,6 +92,11 @@ def test_fork_before_the_capture_is_a_dependency_on_uncaptured_work():
 def test_what_is_returned_must_be_the_graph_and_its_output(returned, says):
     with pytest.raises(CheckFailed, match=says.replace("(", r"\(").replace(")", r"\)")):
         checks.check_fork_join(lambda static_x, side: returned)
+
+
+def test_a_list_is_as_good_a_pair_as_a_tuple(capsys):
+    checks.check_fork_join(lambda static_x, side: list(answers.wait_stream(static_x, side)))
+    assert capsys.readouterr().out == PASSED
 
 
 def test_an_output_that_is_not_a_tensor_is_refused():

@@ -27,7 +27,7 @@ lesson                  checkers
 06 does it pay?         :func:`check_break_even`
 07 training             :func:`check_captured_training`
 08 memory               :func:`check_shared_pool`
-09 multi-stream capture :func:`check_fork_join`
+09 multi-stream         :func:`check_fork_join`
 ======================  ====================================================================
 """
 
