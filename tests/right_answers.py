@@ -212,6 +212,55 @@ def capture_all_sharing_the_first_pool(sizes):
     return graphs
 
 
+# --- lesson 09 ----------------------------------------------------------------------------------
+
+
+def capture_fork_join(static_x, side):
+    g = cuda.CUDAGraph()
+    with cuda.graph(g):
+        main = cuda.current_stream()
+        side.wait_stream(main)
+        with cuda.stream(side):
+            b = static_x.cos() * 3
+        a = static_x.sin() * 2
+        main.wait_stream(side)
+        out = a + b
+    return g, out
+
+
+def capture_fork_join_with_events(static_x, side):
+    """Events recorded and waited for by hand; the pair returned as a list."""
+    g = cuda.CUDAGraph()
+    with cuda.graph(g):
+        forked = cuda.Event()
+        forked.record()
+        side.wait_event(forked)
+        with cuda.stream(side):
+            b = static_x.cos() * 3
+            done = cuda.Event()
+            done.record()
+        a = static_x.sin() * 2
+        done.wait(cuda.current_stream())
+        out = a + b
+    return [g, out]
+
+
+def capture_fork_join_on_own_streams(static_x, side):
+    """sin on a stream of the learner's own, cos on the capturing stream, with capture_begin."""
+    own, capture = cuda.Stream(), cuda.Stream()
+    g = cuda.CUDAGraph()
+    with cuda.stream(capture):
+        g.capture_begin()
+        own.wait_stream(capture)
+        with cuda.stream(own):
+            a = static_x.sin() * 2
+        b = static_x.cos() * 3
+        capture.wait_stream(own)
+        out = a + b
+        g.capture_end()
+    return g, out
+
+
 def line(text: str) -> str:
     """The regular expression of exactly this success line."""
     return re.escape(f"PASSED {text}") + r"\n"
@@ -253,6 +302,11 @@ SUCCESS = {
     "check_break_even": line("break-even repetitions of the first case: yours 400 vs expected 400"),
     "check_captured_training": same_values("loss after 3 replayed training steps"),
     "check_shared_pool": line("memory pools used by 3 graphs: yours 1 vs expected 1"),
+    # sin on one stream, cos on another
+    "check_fork_join": line(
+        "fork/join captured, replayed on 3 new inputs: streams the sin and cos branches were "
+        "captured on: yours 2 vs expected 2"
+    ),
 }
 
 # (checker, answer or answers): the reference solution, then another correct way
@@ -279,4 +333,7 @@ RIGHT = [
     ("check_captured_training", (capture_step, sgd)),
     ("check_shared_pool", capture_all),
     ("check_shared_pool", capture_all_sharing_the_first_pool),
+    ("check_fork_join", capture_fork_join),
+    ("check_fork_join", capture_fork_join_with_events),
+    ("check_fork_join", capture_fork_join_on_own_streams),
 ]

@@ -1,19 +1,27 @@
-"""Lesson 09's checker, check_fork_join, against correct alternatives and typical mistakes.
+"""Lesson 09's checker, check_fork_join, beyond the right and wrong answers every checker meets in
+tests/test_checks.py: the messages the lesson shows, the section each mistake sends the learner
+back to, and the lesson behind the catalogue's multi-stream failures.
 
-It runs on the live backend (the CPU emulator here). The first new input the checker replays on
-is 0.37 k - 1.21 for k = 0..6; for k = 0, 2 sin(-1.21) + 3 cos(-1.21) = -0.812174 and, with the
-wrong factor 2 on the cosine, 2 sin(-1.21) + 2 cos(-1.21) = -1.165193 (worked out with math.sin
-and math.cos).
+It runs on the live backend (the CPU emulator here; tests/gpu/test_multi_stream_cuda.py collects
+the tests that hold on a GPU too).
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
-import fork_join_answers as answers
 import pytest
+from right_answers import capture_fork_join
+from wrong_answers import (
+    fork_before_capture,
+    fork_join_joined_too_early,
+    fork_join_on_one_stream,
+    fork_join_unjoined,
+    fork_join_wrong_factor,
+)
 
 from graphlab import checks, cuda
+from graphlab.backend import backend
 from graphlab.checks.multi_stream import NEW_INPUTS
 from graphlab.errors import CheckFailed
 from graphlab.failures.catalogue import CATALOGUE
@@ -21,109 +29,60 @@ from graphlab.failures.catalogue import CATALOGUE
 pytestmark = pytest.mark.filterwarnings("ignore::graphlab.emulator.EmulatorDifferenceWarning")
 
 ROOT = Path(__file__).resolve().parent.parent
-PASSED = (
-    "PASSED fork/join captured, replayed on 3 new inputs: streams the sin and cos branches were "
-    "captured on: yours 2 vs expected 2\n"
-)
+FORK_JOIN = 'lesson 09_multi_stream, section 1 "Fork and join inside a capture"'
+UNJOINED = 'lesson 09_multi_stream, section 4 "Forget the join: the capture fails"'
+EXERCISE = 'lesson 09_multi_stream, section 6 "Exercise: fork and join"'
 
 
-@pytest.fixture(autouse=True)
-def default_stream_after():
-    yield
-    cuda.set_stream(cuda.default_stream())
-
-
-@pytest.mark.parametrize("answer", answers.RIGHT, ids=lambda f: f.__name__)
-def test_correct_fork_joins_pass(answer, capsys):
-    checks.check_fork_join(answer)
-    assert capsys.readouterr().out == PASSED
-
-
-@pytest.mark.parametrize(
-    ("answer", "says"),
-    [
-        (answers.unjoined, "never joined back (CUDA's 'capturing stream has unjoined work')"),
-        (answers.joined_too_early, "After the side stream's last captured operation"),
-        (answers.one_stream, "both branches were captured on one stream (the capturing stream)"),
-        (answers.both_on_side, "both branches were captured on one stream (side)"),
-        (answers.cos_before_capture, "the graph computes no cos"),
-        (answers.wrong_formula, "expected [-0.812174"),
-    ],
-    ids=lambda value: getattr(value, "__name__", "message"),
-)
-def test_mistakes_are_refused_with_their_fix(answer, says):
+def failure_of(answer) -> CheckFailed:
     with pytest.raises(CheckFailed) as info:
-        checks.check_fork_join(answer)
-    assert says in str(info.value)
+        checks.check_fork_join(answer, record=False)
     assert not cuda.is_current_stream_capturing()
+    assert cuda.current_stream() == cuda.default_stream()
+    return info.value
 
 
-def test_the_wrong_formula_shows_yours_against_expected():
-    with pytest.raises(CheckFailed) as info:
-        checks.check_fork_join(answers.wrong_formula)
-    message = str(info.value)
-    assert "static_out is [-1.16519" in message
-    assert message.startswith("after a replay on [-1.21, -0.84, -0.47, -0.1, 0.27, 0.64, ...]")
+def test_the_one_stream_message_is_the_lessons():
+    # Lesson 09 prints this message as a checked output: it must not change by accident.
+    failure = failure_of(fork_join_on_one_stream)
+    assert str(failure) == (
+        "both branches were captured on one stream (the capturing stream), so the graph runs one "
+        "after the other and they can never overlap. Fork: side.wait_stream(cuda.current_stream())"
+        "; put b = static_x.cos() * 3 in `with cuda.stream(side):` and keep a on the capturing "
+        "stream; join: cuda.current_stream().wait_stream(side) before a + b."
+    )
+    assert failure.reread == FORK_JOIN
 
 
-def test_unjoined_message_names_the_join_and_the_section():
-    with pytest.raises(CheckFailed) as info:
-        checks.check_fork_join(answers.unjoined)
-    message = str(info.value)
-    assert "cuda.current_stream().wait_stream(side)" in message
-    assert message.endswith("Reread section 4 of lesson 09_multi_stream.")
+@pytest.mark.parametrize("answer", [fork_join_unjoined, fork_join_joined_too_early])
+def test_an_unjoined_fork_is_told_where_the_join_goes(answer):
+    failure = failure_of(answer)
+    assert "cuda.current_stream().wait_stream(side)" in str(failure)
+    assert failure.reread == UNJOINED
 
 
-def test_fork_before_the_capture_is_a_dependency_on_uncaptured_work():
-    """On the emulator the wait of the capturing stream for side, which never joined the
-    capture, fails as CUDA's cudaErrorStreamCaptureIsolation does."""
-    with pytest.raises(CheckFailed, match="waited for work on a stream that is not part of"):
-        checks.check_fork_join(answers.fork_before_capture)
+def test_wrong_values_show_yours_against_expected():
+    failure = failure_of(fork_join_wrong_factor)
+    assert str(failure).startswith(
+        "after a replay on [-1.21, -0.84, -0.47, -0.1, 0.27, 0.64, ...] static_out is [-1.16519"
+    )
+    assert "expected [-0.812174" in str(failure)
+    assert failure.reread == EXERCISE
 
 
-@pytest.mark.parametrize(
-    ("returned", "says"),
-    [
-        (None, "should return a pair (graph, static_out)"),
-        ((1, 2, 3), "should return a pair (graph, static_out)"),
-        (("graph", None), "the cuda.CUDAGraph you captured into, not str"),
-    ],
-)
-def test_what_is_returned_must_be_the_graph_and_its_output(returned, says):
-    with pytest.raises(CheckFailed, match=says.replace("(", r"\(").replace(")", r"\)")):
-        checks.check_fork_join(lambda static_x, side: returned)
+@pytest.mark.skipif(backend().is_cuda, reason="about the CPU emulator")
+def test_a_fork_before_the_capture_is_a_dependency_on_uncaptured_work():
+    """On the emulator the capturing stream's wait for side, which never joined the capture,
+    fails as CUDA's cudaErrorStreamCaptureIsolation does."""
+    failure = failure_of(fork_before_capture)
+    assert "waited for work on a stream that is not part of the capture" in str(failure)
+    assert failure.reread == FORK_JOIN
 
 
-def test_a_list_is_as_good_a_pair_as_a_tuple(capsys):
-    checks.check_fork_join(lambda static_x, side: list(answers.wait_stream(static_x, side)))
-    assert capsys.readouterr().out == PASSED
-
-
-def test_an_output_that_is_not_a_tensor_is_refused():
-    def returns_a_list(static_x, side):
-        g, out = answers.wait_stream(static_x, side)
-        return g, out.tolist()
-
-    with pytest.raises(CheckFailed, match="the tensor the graph writes"):
-        checks.check_fork_join(returns_a_list)
-
-
-def test_a_stale_output_is_refused():
-    def output_copied_at_capture(static_x, side):
-        g, out = answers.wait_stream(static_x, side)
-        g.replay()
-        return g, out.clone()  # the first input's result, which no replay rewrites
-
-    with pytest.raises(CheckFailed, match="still holds the result for the first input"):
-        checks.check_fork_join(output_copied_at_capture)
-
-
-def test_the_stub_is_reported_as_such():
-    def stub(static_x, side):
-        raise NotImplementedError
-
-    with pytest.raises(CheckFailed, match="still the stub"):
-        checks.check_fork_join(stub)
+def test_the_checker_leaves_the_default_stream_current(capsys):
+    checks.check_fork_join(capture_fork_join, record=False)
+    assert capsys.readouterr().out.startswith("PASSED fork/join captured")
+    assert cuda.current_stream() == cuda.default_stream()
 
 
 def test_new_inputs_are_not_whole_numbers():

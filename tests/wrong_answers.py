@@ -453,6 +453,90 @@ def capture_all_rounded(sizes):
     return graphs
 
 
+# --- lesson 09: multi-stream capture ------------------------------------------------------------
+
+
+def fork_join_unjoined(static_x, side):
+    """Forks, never joins: the capture fails."""
+    g = cuda.CUDAGraph()
+    with cuda.graph(g):
+        side.wait_stream(cuda.current_stream())
+        with cuda.stream(side):
+            b = static_x.cos() * 3
+        out = static_x.sin() * 2 + b
+    return g, out
+
+
+def fork_join_joined_too_early(static_x, side):
+    """Joins before the side stream's work: that work is still unjoined when the capture ends."""
+    g = cuda.CUDAGraph()
+    with cuda.graph(g):
+        main = cuda.current_stream()
+        side.wait_stream(main)
+        main.wait_stream(side)
+        with cuda.stream(side):
+            b = static_x.cos() * 3
+        out = static_x.sin() * 2 + b
+    return g, out
+
+
+def fork_join_on_one_stream(static_x, side):
+    """Right numbers, one stream: the branches can never overlap."""
+    g = cuda.CUDAGraph()
+    with cuda.graph(g):
+        out = static_x.sin() * 2 + static_x.cos() * 3
+    return g, out
+
+
+def fork_join_both_on_side(static_x, side):
+    """Forks and joins, but runs both branches on the side stream, one after the other."""
+    g = cuda.CUDAGraph()
+    with cuda.graph(g):
+        main = cuda.current_stream()
+        side.wait_stream(main)
+        with cuda.stream(side):
+            b = static_x.cos() * 3
+            a = static_x.sin() * 2
+        main.wait_stream(side)
+        out = a + b
+    return g, out
+
+
+def fork_join_cos_before_capture(static_x, side):
+    """Computes one branch eagerly before capturing: the graph reuses a stale b."""
+    b = static_x.cos() * 3
+    g = cuda.CUDAGraph()
+    with cuda.graph(g):
+        out = static_x.sin() * 2 + b
+    return g, out
+
+
+def fork_join_wrong_factor(static_x, side):
+    """Two streams, forked and joined with events, but cos * 2 instead of cos * 3."""
+    g = cuda.CUDAGraph()
+    with cuda.graph(g):
+        forked = cuda.current_stream().record_event()
+        side.wait_event(forked)
+        with cuda.stream(side):
+            b = static_x.cos() * 2
+        cuda.current_stream().wait_event(side.record_event())
+        out = static_x.sin() * 2 + b
+    return g, out
+
+
+def fork_before_capture(static_x, side):
+    """Forks before the capture begins: side does not take part, its work is not captured."""
+    side.wait_stream(cuda.current_stream())
+    g = cuda.CUDAGraph()
+    with cuda.graph(g):
+        main = cuda.current_stream()
+        with cuda.stream(side):
+            b = static_x.cos() * 3
+        main.wait_stream(side)
+        out = static_x.sin() * 2 + b
+    return g, out
+
+
 def constant(value):
     """An answer that ignores its arguments and returns ``value``."""
     return lambda *args: value
@@ -543,4 +627,14 @@ WRONG = [
     ("check_shared_pool", capture_all_outside, "the graph of size 64 replayed [1, 1, 1"),
     ("check_shared_pool", capture_all_rounded, "the graph of size 64 replayed [-7, -6, -6"),
     ("check_shared_pool", constant({64: None}), "one entry per size [64, 32, 16]"),
+    # 09 (the first new input is 0.37 k - 1.21: for k = 0, 2 sin(-1.21) + 3 cos(-1.21) = -0.812174
+    # and, with 2 cos instead of 3 cos, -1.165193, worked out with math.sin and math.cos)
+    ("check_fork_join", fork_join_unjoined, "never joined back (CUDA's 'capturing stream has"),
+    ("check_fork_join", fork_join_joined_too_early, "After the side stream's last captured"),
+    ("check_fork_join", fork_join_on_one_stream, "captured on one stream (the capturing stream)"),
+    ("check_fork_join", fork_join_both_on_side, "both branches were captured on one stream (side)"),
+    ("check_fork_join", fork_join_cos_before_capture, "the graph computes no cos"),
+    ("check_fork_join", fork_join_wrong_factor, "static_out is [-1.16519"),
+    ("check_fork_join", constant(None), "should return a pair (graph, static_out)"),
+    ("check_fork_join", constant(("graph", None)), "the cuda.CUDAGraph you captured into, not str"),
 ]

@@ -30,5 +30,9 @@ MODEL = Section("06_does_it_pay", 1, "The model")
 RECIPE = Section("07_training", 1, "The recipe")
 # 08 memory
 SHARING = Section("08_memory", 2, "Every graph, its own pool — unless you share one")
+# 09 multi-stream capture
+FORK_JOIN = Section("09_multi_stream", 1, "Fork and join inside a capture")
+UNJOINED = Section("09_multi_stream", 4, "Forget the join: the capture fails")
+FORK_JOIN_EXERCISE = Section("09_multi_stream", 6, "Exercise: fork and join")
 
 ALL = tuple(value for value in dict(globals()).values() if isinstance(value, Section))

@@ -20,7 +20,8 @@ from graphlab.support.capture_errors import first_cuda_error
 from graphlab.support.torch_internals import TorchDispatchMode
 from graphlab.timing.side_stream import side_stream
 
-from ._core import call, fail, fmt, live, passed, same
+from ._core import call, exercise, fail, fmt, live, pair, passed, same, tensor
+from ._sections import FORK_JOIN, FORK_JOIN_EXERCISE, UNJOINED
 
 __all__ = ["check_fork_join"]
 
@@ -31,8 +32,6 @@ NEW_INPUTS = (
     [2.5 - 0.83 * k for k in range(SIZE)],
     [((-1) ** k) * (0.11 + 0.29 * k) for k in range(SIZE)],
 )
-FORK_JOIN = "section 1 of lesson 09_multi_stream"
-UNJOINED = "section 4 of lesson 09_multi_stream"
 
 
 def _fork_join(x: torch.Tensor) -> torch.Tensor:
@@ -65,6 +64,7 @@ class _CapturedOps(TorchDispatchMode):
         return {stream for stream, _ in self.ops}
 
 
+@exercise(FORK_JOIN_EXERCISE)
 def check_fork_join(capture_fork_join: Callable) -> None:
     """Check ``capture_fork_join(static_x, side) -> (graph, static_out)``.
 
@@ -85,16 +85,13 @@ def check_fork_join(capture_fork_join: Callable) -> None:
     static_x = first.clone()
     with _CapturedOps(cuda) as seen:
         result = _captured(capture_fork_join, static_x, side)
-    if not (isinstance(result, (tuple, list)) and len(result) == 2):
-        fail("capture_fork_join should return a pair (graph, static_out).")
-    graph, static_out = result
+    graph, static_out = pair(result, "capture_fork_join should return a pair (graph, static_out)")
     if not isinstance(graph, cuda.CUDAGraph):
         fail(
             "the first element should be the cuda.CUDAGraph you captured into, not "
             f"{type(graph).__name__}."
         )
-    if not isinstance(static_out, torch.Tensor):
-        fail("the second element should be the tensor the graph writes (static_out).")
+    static_out = tensor(static_out, "the second element (static_out)")
     streams = _branch_streams(seen, side)
     for values in NEW_INPUTS:
         new = torch.tensor(values, device=device)
@@ -131,14 +128,16 @@ def _captured(capture_fork_join: Callable, static_x: torch.Tensor, side: Any) ->
                 "(CUDA's 'capturing stream has unjoined work'). After the side stream's last "
                 "captured operation, and before the `with cuda.graph(...)` block ends, make the "
                 "capturing stream wait for it: cuda.current_stream().wait_stream(side), or "
-                f"record an Event on side and wait on it. Reread {UNJOINED}."
+                "record an Event on side and wait on it.",
+                UNJOINED,
             )
         if error == "cudaErrorStreamCaptureIsolation":
             fail(
                 "the capture failed: the capturing stream waited for work on a stream that is "
                 "not part of the capture (CUDA's 'dependency created on uncaptured work in "
                 "another stream'). Fork inside the capture, before side's work: "
-                f"side.wait_stream(cuda.current_stream()). Reread {FORK_JOIN}."
+                "side.wait_stream(cuda.current_stream()).",
+                FORK_JOIN,
             )
         raise
 
@@ -155,7 +154,8 @@ def _branch_streams(seen: _CapturedOps, side: Any) -> int:
             fail(
                 f"the graph computes no {op}: the branch {branch} must be computed inside "
                 "the capture (work done before it, or on a stream that never waited for the "
-                f"capturing stream, is not in the graph). Reread {FORK_JOIN}."
+                "capturing stream, is not in the graph).",
+                FORK_JOIN,
             )
     if len(sin | cos) > 1:
         return len(sin | cos)
@@ -164,5 +164,6 @@ def _branch_streams(seen: _CapturedOps, side: Any) -> int:
         f"both branches were captured on one stream ({where}), so the graph runs one after the "
         "other and they can never overlap. Fork: side.wait_stream(cuda.current_stream()); put "
         "b = static_x.cos() * 3 in `with cuda.stream(side):` and keep a on the capturing stream; "
-        f"join: cuda.current_stream().wait_stream(side) before a + b. Reread {FORK_JOIN}."
+        "join: cuda.current_stream().wait_stream(side) before a + b.",
+        FORK_JOIN,
     )

@@ -1,11 +1,13 @@
 """On a GPU: lesson 09's claims, its checker and its workload, against real torch.cuda graphs.
 
-- The checker's tests of tests/test_checks_multi_stream.py are collected here again under the
-  ``cuda`` mark: the same right answers pass and the same mistakes fail with the same messages.
+- The checker's right and wrong answers run on the GPU from tests/gpu/test_checks_cuda.py; the
+  lesson-09 tests of tests/test_checks_multi_stream.py are collected here again under the
+  ``cuda`` mark. A fork before the capture is refused on the GPU too, whichever CUDA error comes
+  first.
 - The CPU emulator's event rules (tests/test_emulator_events.py) hold on the GPU: each scenario
   runs in a child process (graphlab.isolated) and gives the same outcome as on the emulator.
-- A profiled replay of workloads.fork_join on two streams runs its branches on two streams at
-  once; on one stream, it cannot.
+- A profiled eager step and replay of workloads.fork_join on two streams run their branches on two
+  streams at once; on one stream, they cannot.
 
 Run on the H200:  python -m pytest tests/gpu/test_multi_stream_cuda.py -v -rs
 """
@@ -14,17 +16,15 @@ from __future__ import annotations
 
 import inspect
 
-import fork_join_answers as answers
 import pytest
 import torch
 from test_checks_multi_stream import (  # noqa: F401  (collected here again, under the cuda mark)
-    default_stream_after,
-    test_correct_fork_joins_pass,
-    test_mistakes_are_refused_with_their_fix,
-    test_the_stub_is_reported_as_such,
-    test_the_wrong_formula_shows_yours_against_expected,
-    test_unjoined_message_names_the_join_and_the_section,
+    test_an_unjoined_fork_is_told_where_the_join_goes,
+    test_the_checker_leaves_the_default_stream_current,
+    test_the_one_stream_message_is_the_lessons,
+    test_wrong_values_show_yours_against_expected,
 )
+from wrong_answers import fork_before_capture
 
 from graphlab import checks
 from graphlab.errors import CheckFailed
@@ -45,10 +45,10 @@ def back_on_the_default_stream():
 
 
 def test_forking_before_the_capture_is_refused():
-    """On the GPU the side stream's work is not captured; which CUDA error comes first (its
-    allocation outside the capture, or the capturing stream's wait for it) is CUDA's choice."""
+    """The side stream's work is not captured; which CUDA error comes first (an allocation for it
+    outside the capture, or the capturing stream's wait for it) is CUDA's choice."""
     with pytest.raises(CheckFailed):
-        checks.check_fork_join(answers.fork_before_capture)
+        checks.check_fork_join(fork_before_capture, record=False)
 
 
 # -- the emulator's rules, on the GPU, each in a child process ------------------------------------
