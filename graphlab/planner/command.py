@@ -12,6 +12,7 @@ table on the GPU.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 
 HELP = "Choose the batch sizes to capture as CUDA graphs for a request mix (exact optimum)."
@@ -119,13 +120,7 @@ def plan_result(args: argparse.Namespace) -> dict:
     from .optimise import Constraints, best_plan, pareto
     from .presets import PRESETS, fit_to_table, preset_sizes
 
-    constraints = Constraints(
-        max_graphs=args.max_graphs,
-        memory_mib=args.memory_mib,
-        startup_s=args.startup_s,
-        multiple_of=args.multiple_of,
-        keep_largest=args.keep_largest,
-    )
+    constraints = _from_args(Constraints, args)
     names = []
     if args.compare is not None:
         names = [name.strip() for name in args.compare.split(",") if name.strip()]
@@ -140,16 +135,14 @@ def plan_result(args: argparse.Namespace) -> dict:
     if args.trace is not None:
         from .trace import BatchingModel, decode_histogram, read_requests
 
-        model = BatchingModel(
-            max_batch=args.max_batch,
-            step_ms=args.step_ms,
-            rate_scale=args.rate_scale,
-            prefill=args.prefill,
-            prefill_tokens=args.prefill_tokens,
-        )
+        model = _from_args(BatchingModel, args)
         requests = read_requests(args.trace)
         histogram = decode_histogram(requests, model)
-        source = {"trace": str(args.trace), "requests": len(requests), "model": vars(model)}
+        source = {
+            "trace": str(args.trace),
+            "requests": len(requests),
+            "model": dataclasses.asdict(model),
+        }
     else:
         histogram = load_histogram(args.hist)
         source = {"hist": str(args.hist)}
@@ -164,13 +157,7 @@ def plan_result(args: argparse.Namespace) -> dict:
     best = best_plan(histogram, costs, constraints)
     result = {
         "workload": source,
-        "constraints": {
-            "max_graphs": constraints.max_graphs,
-            "memory_mib": constraints.memory_mib,
-            "startup_s": constraints.startup_s,
-            "multiple_of": constraints.multiple_of,
-            "keep_largest": constraints.keep_largest,
-        },
+        "constraints": dataclasses.asdict(constraints),
         **best.to_dict(),
         "pareto": [_summary(plan) for plan in pareto(histogram, costs, constraints)],
     }
@@ -186,6 +173,11 @@ def plan_result(args: argparse.Namespace) -> dict:
                 "within_max_graphs": plan.graphs <= constraints.max_graphs,
             }
     return result
+
+
+def _from_args(cls, args: argparse.Namespace):
+    """A settings dataclass built from the flags of the same names."""
+    return cls(**{field.name: getattr(args, field.name) for field in dataclasses.fields(cls)})
 
 
 def _summary(plan) -> dict:

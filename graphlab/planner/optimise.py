@@ -36,22 +36,28 @@ lines with slope ``-H_i`` and intercept ``F[k-1][i]`` at ``x = r_j``. The slopes
 (monotone or not, no Monge assumption), O(n log n) per layer, K layers. The optimum is
 ``min_{k<=K, j} F[k][j] + T_j`` (or the all-eager plan), read back through stored argmins.
 
-With budgets: Lagrangian bounds and branch and bound, exact
------------------------------------------------------------
+With budgets: Lagrangian bounds and a label search, exact
+--------------------------------------------------------
 With a memory or start-up budget the problem contains 0/1 knapsack (give each size its own
 steps and a fixed fallback cost), so no method is polynomial in general. The planner stays exact:
 
 1. If the budget-free optimum fits the budgets, it is optimal. Done.
-2. Otherwise a subgradient search over multipliers ``(lam, mu) >= 0`` runs the same DP with a
-   penalty ``lam * graph_mib + mu * capture_s`` per graph. Each run gives a lower bound (the
+2. Otherwise a subgradient search prices memory, start-up time and the graph count with
+   multipliers ``(lam, mu, nu) >= 0``. With every resource priced the count needs no layer, so
+   each step is one pass of the same envelope, O(n log n). Each step gives a lower bound (the
    Lagrangian dual) and, when its plan fits, a feasible plan; a gap of zero proves optimality.
-3. Otherwise a depth-first branch and bound builds plans from the largest size down. A partial
-   plan's bound is its known cost plus the best of: the budget-free ``min_{k<=q} F[k][j]``, the
-   penalised one minus the multipliers times the budget left, both with ``q`` capped by how many
-   of the cheapest graphs still fit. Bounds never exceed the true cost of a completion, so a
-   branch is cut only when it cannot beat the best plan found: the result is optimal (to 1e-9
-   relative, the floating-point slack of the comparisons). Worst case exponential, as knapsack
-   forces; in practice the Lagrangian gap is small and few branches survive.
+3. Otherwise a branch and bound over partial plans ("labels"), built from the largest size
+   down and taken node by node in decreasing order. A label's bound is its known cost plus the
+   larger of the budget-free ``min_{k<=q} F[k][j]`` and the priced chain value minus the
+   multipliers times what is left of each budget, with ``q`` capped by how many of the cheapest
+   graphs still fit. A label whose bound cannot beat the best plan found is cut, and so is one
+   that another label at the same node matches or beats in cost, graph count and budget use.
+   Bounds never exceed the true cost of a completion and dominance keeps a completion at least
+   as good, so the result is optimal (to 1e-9 relative, the floating-point slack of the
+   comparisons). Each surviving label costs O(n) vectorised work; their number is exponential
+   in the worst case, as knapsack forces, and small when the Lagrangian gap is small.
+
+``benchmarks/planner_speed.py`` prints the times on this machine.
 """
 
 from __future__ import annotations
@@ -124,8 +130,10 @@ def pareto(histogram: Histogram, costs: CostTable, constraints: Constraints) -> 
     """
     problem = _Problem(histogram, costs, constraints)
     points: list[Plan] = []
+    path = None
     for k in range(1, min(constraints.max_graphs, max(problem.n, 1)) + 1):
-        plan = evaluate(problem.sizes_of(problem.solve(k)), histogram, costs)
+        path = problem.solve(k, path)
+        plan = evaluate(problem.sizes_of(path), histogram, costs)
         if not points or plan.expected_step_us < points[-1].expected_step_us * (1 - PRUNE_SLACK):
             points.append(plan)
     return points
@@ -136,6 +144,7 @@ class _Problem:
 
     def __init__(self, histogram: Histogram, costs: CostTable, constraints: Constraints):
         self.costs = costs
+        self.max_graphs = constraints.max_graphs
         self.memory = math.inf if constraints.memory_mib is None else float(constraints.memory_mib)
         self.startup = math.inf if constraints.startup_s is None else float(constraints.startup_s)
         budgets = constraints.memory_mib is not None or constraints.startup_s is not None
@@ -183,10 +192,10 @@ class _Problem:
         return [int(self.costs.sizes[self.table_at[j]]) for j in path]
 
     # ------------------------------------------------------------------ budget-free optimum
-    def free_layers(self, k: int) -> tuple[np.ndarray, np.ndarray]:
-        """Layers 0..k of the budget-free DP, computed once and extended on demand."""
-        if self._free is None or len(self._free[0]) <= min(k, self.n):
-            self._free = _forward(self.H, self.r, np.zeros(self.n), min(k, self.n))
+    def free_layers(self) -> tuple[np.ndarray, np.ndarray]:
+        """Layers 0..min(K, n) of the budget-free DP, computed once."""
+        if self._free is None:
+            self._free = _forward(self.H, self.r, np.zeros(self.n), min(self.max_graphs, self.n))
         return self._free
 
     def _ends(self, values: np.ndarray, k: int) -> tuple[float, int, int]:
@@ -217,16 +226,22 @@ class _Problem:
         used_m, used_t = self._resources(path)
         return _fits(used_m, self.memory) and _fits(used_t, self.startup)
 
-    def solve(self, k: int) -> list[int]:
-        """Node indices (largest first) of the optimal plan with at most ``k`` graphs."""
+    def solve(self, k: int, known: list[int] | None = None) -> list[int]:
+        """Node indices (largest first) of the optimal plan with at most ``k`` graphs.
+
+        ``known`` is a feasible plan to start the search from (the best with fewer graphs).
+        """
         if self.n == 0:
             if self.forced is not None:
                 return [self.forced]
             return []
-        _, path = self._plain_best(self.free_layers(k), k)
+        _, path = self._plain_best(self.free_layers(), k)
         if self._feasible(path):
             return path
-        return _Search(self, min(k, self.n)).run()
+        search = _Search(self, min(k, self.n))
+        if known is not None:
+            search.offer(known, search.total(known))
+        return search.run()
 
 
 def _fits(used, budget: float):
@@ -361,21 +376,21 @@ class _Search:
         self.best_total = math.inf
         self.best_path: list[int] = []
         if problem.forced is None:
-            self._offer([], problem.all_eager)
+            self.offer([], problem.all_eager)
         else:
             f = problem.forced
-            self._offer([f], float(problem.r[f] * problem.H[f] + problem.T[f]))
+            self.offer([f], float(problem.r[f] * problem.H[f] + problem.T[f]))
         # Budgets (memory, start-up, graph count) and each node's use of them; an absent budget
         # keeps its multiplier at 0.
         self.budget = np.array([problem.memory, problem.startup, float(k)])
         self.use = np.isfinite(self.budget)
         self.weights = np.stack([problem.m, problem.t, np.ones(problem.n)])
 
-    def _offer(self, path: list[int], total: float) -> None:
+    def offer(self, path: list[int], total: float) -> None:
         if total < self.best_total and self.p._feasible(path):
             self.best_total, self.best_path = total, list(path)
 
-    def _total(self, path: list[int]) -> float:
+    def total(self, path: list[int]) -> float:
         p = self.p
         total, below = (float(p.T[path[0]]) if path else p.all_eager), 0.0
         for j in reversed(path):
@@ -411,7 +426,7 @@ class _Search:
         scale, stale = 2.0, 0
         for _ in range(DUAL_STEPS):
             values, value, path = self._priced(lam)
-            self._offer(path, self._total(path))
+            self.offer(path, self.total(path))
             bound = value - float(lam @ budget)
             if bound > best[0]:
                 best, stale = (bound, lam, values), 0
@@ -432,7 +447,7 @@ class _Search:
     def run(self) -> list[int]:
         lam, priced, bound = self._dual()
         if not self._gap_closed(bound):
-            free = np.minimum.accumulate(self.p.free_layers(self.k)[0][1 : self.k + 1], axis=0)
+            free = np.minimum.accumulate(self.p.free_layers()[0][1 : self.k + 1], axis=0)
             self._branch_and_bound(free, priced, lam)
         return self.best_path
 
