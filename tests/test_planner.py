@@ -438,7 +438,7 @@ def test_measure_without_a_gpu_is_one_clear_error(tmp_path):
     out = tmp_path / "costs.json"
     with pytest.raises(NeedsGPUError) as caught:
         command.run(parse("measure", "--model", "mlp", "--sizes", "1-4", "--out", str(out)))
-    assert "graphlab plan measure measures real GPU time" in one_line(caught.value)
+    assert "torch sees no CUDA device here" in one_line(caught.value)
     assert not out.exists()
 
 
@@ -454,6 +454,18 @@ def test_parse_sizes(text, sizes):
 def test_parse_sizes_refuses(text):
     with pytest.raises(PlannerError):
         parse_sizes(text)
+
+
+def test_decoder_stand_in_reads_its_cache():
+    import torch
+
+    from graphlab.planner.measure import DECODER, _decoder
+
+    step, (tokens, keys, values) = _decoder(torch.device("cpu"))(3)
+    logits = step(tokens, keys, values)
+    assert logits.shape == (3, DECODER["vocab"])
+    assert keys.shape == (DECODER["layers"], 3, DECODER["heads"], DECODER["context"], 64)
+    assert not torch.equal(step(tokens, keys, values * 2), logits)
 
 
 @pytest.mark.cuda

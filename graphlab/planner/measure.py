@@ -25,7 +25,8 @@ from typing import Any
 
 import numpy as np
 
-from ..measure import _event_time_us, capture, require_gpu
+from ..errors import NeedsGPUError
+from ..measure import _event_time_us, capture
 from .errors import PlannerError
 from .inputs import COST_FIELDS, CostTable
 
@@ -128,8 +129,13 @@ def measure_costs(
         raise PlannerError(f"unknown model {model!r}: choose {' or '.join(MODELS)}")
     if not sizes:
         raise PlannerError("no sizes to measure: pass --sizes, e.g. 1-512")
-    require_gpu("graphlab plan measure")
     import torch
+
+    if not torch.cuda.is_available():
+        raise NeedsGPUError(
+            "graphlab plan measure times CUDA graphs and torch sees no CUDA device here: run it "
+            "on a GPU machine and pass the COSTS.json it writes to graphlab plan --costs"
+        )
     from tqdm.auto import tqdm
 
     device = torch.device("cuda", torch.cuda.current_device())
