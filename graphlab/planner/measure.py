@@ -96,11 +96,15 @@ def _decoder(device: Any) -> Callable[[int], tuple[Callable[..., Any], tuple]]:
             return model["head"](x)
 
     def build(batch: int):
-        generator = torch.Generator().manual_seed(batch)
-        tokens = torch.randint(0, shape["vocab"], (batch,), generator=generator).to(device)
+        # Drawn on the device: the caches of the largest batches hold hundreds of millions of
+        # values, too many to draw on the host in a measurement of 512 sizes.
+        generator = torch.Generator(device=device).manual_seed(batch)
+        tokens = torch.randint(0, shape["vocab"], (batch,), device=device, generator=generator)
         cache = (len(layers), batch, heads, context, head_dim)
-        keys = torch.randn(cache, generator=generator).to(device, torch.float16)
-        values = torch.randn(cache, generator=generator).to(device, torch.float16)
+        keys, values = (
+            torch.randn(cache, device=device, dtype=torch.float16, generator=generator)
+            for _ in range(2)
+        )
         return step, (tokens, keys, values)
 
     return build
