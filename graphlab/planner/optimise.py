@@ -131,7 +131,7 @@ def pareto(histogram: Histogram, costs: CostTable, constraints: Constraints) -> 
     problem = _Problem(histogram, costs, constraints)
     points: list[Plan] = []
     path = None
-    for k in range(1, min(constraints.max_graphs, max(problem.n, 1)) + 1):
+    for k in range(1, min(constraints.max_graphs, max(problem.most_graphs, 1)) + 1):
         path = problem.solve(k, path)
         plan = evaluate(problem.sizes_of(path), histogram, costs)
         if not points or plan.expected_step_us < points[-1].expected_step_us * (1 - PRUNE_SLACK):
@@ -186,6 +186,14 @@ class _Problem:
         self.t = costs.capture_s[nodes]
         self.n = len(nodes)
         self.forced = None if forced is None else int(np.flatnonzero(nodes == allowed[forced])[0])
+        # No plan holds more graphs than the cheapest ones that fit both budgets together.
+        self.most_graphs = min(
+            self.n,
+            *(
+                int(np.searchsorted(np.cumsum(np.sort(use)), _room(budget), side="right"))
+                for use, budget in ((self.m, self.memory), (self.t, self.startup))
+            ),
+        )
         self._free: tuple[np.ndarray, np.ndarray] | None = None
 
     def sizes_of(self, path: list[int]) -> list[int]:
@@ -238,14 +246,19 @@ class _Problem:
         _, path = self._plain_best(self.free_layers(), k)
         if self._feasible(path):
             return path
-        search = _Search(self, min(k, self.n))
+        search = _Search(self, max(1, min(k, self.most_graphs)))
         if known is not None:
             search.offer(known, search.total(known))
         return search.run()
 
 
+def _room(budget: float) -> float:
+    """The most a plan may use of ``budget``, slack included (see :func:`evaluate.within`)."""
+    return budget + BUDGET_SLACK * max(1.0, budget if math.isfinite(budget) else 1.0)
+
+
 def _fits(used, budget: float):
-    return used <= budget + BUDGET_SLACK * max(1.0, budget if math.isfinite(budget) else 1.0)
+    return used <= _room(budget)
 
 
 def _useful(covered, replay, mem, cap, budgets: bool) -> np.ndarray:
