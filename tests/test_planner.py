@@ -364,6 +364,31 @@ def test_constraints_no_plan_can_meet(hist, table):
         best_plan(hist, table, Constraints(2, memory_mib=7, keep_largest=True))
 
 
+def test_search_too_large_is_refused_not_guessed(monkeypatch):
+    # A case whose Lagrangian bound leaves a gap, so the label search must run; with no room for
+    # partial plans the planner refuses instead of returning an unproven plan.
+    from graphlab.planner import optimise
+
+    sizes = list(range(1, 9))
+    costs = CostTable.from_dict(
+        {
+            "sizes": sizes,
+            "replay_us": [7.0, 1.0, 8.0, 1.0, 3.0, 4.0, 2.0, 4.0],
+            "eager_us": [20.0] * 8,
+            "capture_s": [0.0] * 8,
+            "graph_mib": [4.0, 3.0, 5.0, 3.0, 5.0, 3.0, 4.0, 1.0],
+        }
+    )
+    hist = Histogram.from_counts({1: 5, 2: 3, 3: 3, 4: 1, 5: 4, 6: 1, 7: 2, 8: 3})
+    constraints = Constraints(3, memory_mib=7.0)
+    expected = brute_force(hist, costs, constraints)
+    assert best_plan(hist, costs, constraints).expected_step_us == expected.expected_step_us
+    monkeypatch.setattr(optimise, "LABEL_LIMIT", 0)
+    with pytest.raises(PlannerError) as caught:
+        best_plan(hist, costs, constraints)
+    assert "too many near-equal plans" in one_line(caught.value)
+
+
 # ------------------------------------------------------------------------------ the command
 
 

@@ -55,7 +55,9 @@ steps and a fixed fallback cost), so no method is polynomial in general. The pla
    Bounds never exceed the true cost of a completion and dominance keeps a completion at least
    as good, so the result is optimal (to 1e-9 relative, the floating-point slack of the
    comparisons). Each surviving label costs O(n) vectorised work; their number is exponential
-   in the worst case, as knapsack forces, and small when the Lagrangian gap is small.
+   in the worst case, as knapsack forces, and small when the Lagrangian gap is small. Past
+   ``LABEL_LIMIT`` labels the planner stops with a PlannerError that says how far the best plan
+   found can be from optimal: it never returns a plan it has not proven best.
 
 ``benchmarks/planner_speed.py`` prints the times on this machine.
 """
@@ -76,8 +78,11 @@ __all__ = ["Constraints", "best_plan", "pareto"]
 
 # Relative slack below the best known cost that a branch's bound must reach to be explored.
 PRUNE_SLACK = 1e-9
-# Subgradient steps of the multiplier search (each one DP over every layer).
+# Subgradient steps of the multiplier search (each one pass of the priced chain DP).
 DUAL_STEPS = 60
+# Partial plans the budgeted search may create before it gives up with an error (about 60 bytes
+# each); an answer is either proven optimal or not given.
+LABEL_LIMIT = 1_000_000
 
 
 @dataclass(frozen=True)
@@ -411,6 +416,67 @@ class _Search:
             below = p.H[j]
         return total
 
+    def _repaired(self, path: list[int]) -> list[int]:
+        """``path`` made to fit the budgets, then grown while a graph that fits helps.
+
+        Greedy, by cost change per share of the budgets: it only supplies a good plan early,
+        so that the search below can cut more; it decides nothing about optimality.
+        """
+        p = self.p
+        scale = np.where(self.use, 1.0 / np.maximum(self.budget, 1e-300), 0.0)
+        share = scale @ self.weights + 1e-12  # each node's share of the budgets
+        chosen = sorted(set(path))
+        while chosen and (not p._feasible(chosen) or len(chosen) > self.k):
+            at = np.asarray(chosen)
+            below = np.concatenate([[0.0], p.H[at[:-1]]])
+            above = np.append(p.r[at[1:]], np.nan)
+            # Dropping node c hands its steps to the next graph up, or to eager at the top.
+            delta = (above - p.r[at]) * (p.H[at] - below)
+            tail = np.concatenate([[p.all_eager], p.T[at[:-1]]])
+            delta[-1] = tail[-1] - p.T[at[-1]] - p.r[at[-1]] * (p.H[at[-1]] - below[-1])
+            if p.forced is not None:
+                delta[at == p.forced] = np.inf
+            chosen.pop(int(np.argmin(delta / share[at])))
+        chosen = self._filled(chosen, share)
+        # Then swaps: drop one graph and fill again, while that helps.
+        improved = True
+        while improved:
+            improved = False
+            for c in chosen:
+                if c == p.forced:
+                    continue
+                other = self._filled([j for j in chosen if j != c], share)
+                if self.total(other[::-1]) < self.total(chosen[::-1]):
+                    chosen, improved = other, True
+                    break
+        return chosen[::-1]
+
+    def _filled(self, chosen: list[int], share: np.ndarray) -> list[int]:
+        """``chosen`` (ascending) plus graphs that fit and help, best per budget share first."""
+        p = self.p
+        while len(chosen) < self.k:
+            at = np.asarray(chosen, dtype=np.int64)
+            used = self.weights[:, at].sum(axis=1)
+            room = np.where(self.use, self.budget, np.inf) - used
+            place = np.searchsorted(at, np.arange(p.n))
+            lower = np.where(place > 0, at[np.maximum(place - 1, 0)] if len(at) else 0, -1)
+            under_H = np.where(lower >= 0, p.H[np.maximum(lower, 0)], 0.0)
+            under_T = np.where(lower >= 0, p.T[np.maximum(lower, 0)], p.all_eager)
+            steps = p.H - under_H
+            has_upper = place < len(at)
+            upper_r = p.r[at[np.minimum(place, len(at) - 1)]] if len(at) else p.r
+            # Adding node c takes the steps between the graph below and c from the graph
+            # above (or from eager when c would be the largest).
+            delta = np.where(has_upper, (p.r - upper_r) * steps, p.r * steps - (under_T - p.T))
+            fits = (self.weights <= room[:, None] * (1 + 1e-12)).all(axis=0)
+            fits[at] = False
+            gain = np.where(fits & (delta < 0), delta / share, np.inf)
+            best = int(np.argmin(gain))
+            if not np.isfinite(gain[best]):
+                break
+            chosen = sorted([*chosen, best])
+        return chosen
+
     def _gap_closed(self, bound: float) -> bool:
         return self.best_total - bound <= PRUNE_SLACK * abs(self.best_total)
 
@@ -440,6 +506,8 @@ class _Search:
         for _ in range(DUAL_STEPS):
             values, value, path = self._priced(lam)
             self.offer(path, self.total(path))
+            repaired = self._repaired(path)
+            self.offer(repaired, self.total(repaired))
             bound = value - float(lam @ budget)
             if bound > best[0]:
                 best, stale = (bound, lam, values), 0
@@ -461,7 +529,7 @@ class _Search:
         lam, priced, bound = self._dual()
         if not self._gap_closed(bound):
             free = np.minimum.accumulate(self.p.free_layers()[0][1 : self.k + 1], axis=0)
-            self._branch_and_bound(free, priced, lam)
+            self._branch_and_bound(free, priced, lam, bound)
         return self.best_path
 
     def _bounds(self, js, left_m, left_t, count, free, priced, lam) -> np.ndarray:
@@ -483,7 +551,7 @@ class _Search:
             lagrange = lagrange - lam[1] * left_t
         return np.maximum(plain, lagrange)
 
-    def _branch_and_bound(self, free, priced, lam) -> None:
+    def _branch_and_bound(self, free, priced, lam, dual_bound: float) -> None:
         """Labels from the largest node down, each a partial plan; cut by bound and dominance.
 
         A label at node ``j`` is a plan whose smallest graph so far is ``j``: its cost of the
@@ -557,6 +625,8 @@ class _Search:
                 continue
             new_ids = np.arange(issued, issued + len(live))
             issued += len(live)
+            if issued > LABEL_LIMIT:
+                self._give_up(dual_bound)
             nodes.append(i_at[live])
             parents.append(ident[rows[r_at[live]]])
             for i in np.unique(i_at[live]):
@@ -571,6 +641,15 @@ class _Search:
                 path.append(int(node_of[best_label]))
                 best_label = int(parent_of[best_label])
             self.best_path = path
+
+    def _give_up(self, dual_bound: float) -> None:
+        gap = (self.best_total - dual_bound) / self.best_total
+        raise PlannerError(
+            f"the budgets leave too many near-equal plans to prove the best one within "
+            f"{LABEL_LIMIT:,} partial plans (the best found is at most {gap:.3%} slower than "
+            "optimal): loosen or drop --memory-mib/--startup-s, lower --max-graphs, or search "
+            "fewer sizes with --multiple-of"
+        )
 
     def _cut(self) -> float:
         """Bounds must fall below this to be worth exploring."""
