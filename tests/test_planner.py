@@ -16,7 +16,7 @@ import math
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from graphlab.errors import GraphlabError, NeedsGPUError
@@ -192,8 +192,26 @@ def problems(draw):
     return hist, costs, constraints
 
 
+# The forced largest size takes the whole start-up budget; the priced search's plans ignore the
+# graph count, and one with 3 graphs once slipped through where 2 were allowed.
+FORCED_AND_TIGHT = (
+    Histogram.from_counts({1: 1, 2: 1}),
+    CostTable.from_dict(
+        {
+            "sizes": [1, 2, 3, 4],
+            "replay_us": [1.0, 0.0, 2.0, 3.0],
+            "eager_us": [0.0] * 4,
+            "capture_s": [0.0, 0.5, 0.0, 0.5],
+            "graph_mib": [0.0] * 4,
+        }
+    ),
+    Constraints(2, startup_s=0.5, keep_largest=True),
+)
+
+
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(problems())
+@example(FORCED_AND_TIGHT)
 def test_exact_against_brute_force(problem):
     hist, costs, constraints = problem
     expected = brute_force(hist, costs, constraints)

@@ -405,7 +405,11 @@ class _Search:
         self.weights = np.stack([problem.m, problem.t, np.ones(problem.n)])
 
     def offer(self, path: list[int], total: float) -> None:
-        if total < self.best_total and self.p._feasible(path):
+        """Keep ``path`` as the best plan if it beats it and meets every constraint.
+
+        The priced chain ignores the graph count, so its plans are checked against it too.
+        """
+        if total < self.best_total and len(path) <= self.k and self.p._feasible(path):
             self.best_total, self.best_path = total, list(path)
 
     def total(self, path: list[int]) -> float:
@@ -416,6 +420,11 @@ class _Search:
             below = p.H[j]
         return total
 
+    def _share(self) -> np.ndarray:
+        """Each node's share of the budgets, the greedy repairs' price of a graph."""
+        scale = np.where(self.use, 1.0 / np.maximum(self.budget, 1e-300), 0.0)
+        return scale @ self.weights + 1e-12
+
     def _repaired(self, path: list[int]) -> list[int]:
         """``path`` made to fit the budgets, then grown while a graph that fits helps.
 
@@ -423,8 +432,7 @@ class _Search:
         so that the search below can cut more; it decides nothing about optimality.
         """
         p = self.p
-        scale = np.where(self.use, 1.0 / np.maximum(self.budget, 1e-300), 0.0)
-        share = scale @ self.weights + 1e-12  # each node's share of the budgets
+        share = self._share()
         chosen = sorted(set(path))
         while chosen and (not p._feasible(chosen) or len(chosen) > self.k):
             at = np.asarray(chosen)
@@ -437,8 +445,13 @@ class _Search:
             if p.forced is not None:
                 delta[at == p.forced] = np.inf
             chosen.pop(int(np.argmin(delta / share[at])))
-        chosen = self._filled(chosen, share)
-        # Then swaps: drop one graph and fill again, while that helps.
+        return self._filled(chosen, share)[::-1]
+
+    def _swapped(self, path: list[int]) -> list[int]:
+        """``path`` improved by dropping one graph and filling again, while that helps."""
+        p = self.p
+        share = self._share()
+        chosen = sorted(path)
         improved = True
         while improved:
             improved = False
@@ -527,6 +540,9 @@ class _Search:
 
     def run(self) -> list[int]:
         lam, priced, bound = self._dual()
+        if not self._gap_closed(bound):
+            swapped = self._swapped(self.best_path)
+            self.offer(swapped, self.total(swapped))
         if not self._gap_closed(bound):
             free = np.minimum.accumulate(self.p.free_layers()[0][1 : self.k + 1], axis=0)
             self._branch_and_bound(free, priced, lam, bound)
