@@ -218,8 +218,8 @@ def _row(label: str, figures: dict) -> str:
 
 
 def _measure(args: argparse.Namespace) -> int:
-    from ..atomic import write_text_atomically
-    from ..machine import machine_meta
+    from ..support.atomic import write_text_atomically
+    from ..timing.machine import machine_meta
     from .errors import PlannerError
     from .measure import measure_costs, parse_sizes
 

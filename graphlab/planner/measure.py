@@ -5,15 +5,15 @@ Two stand-in models, both run as one decode step per call:
 - ``decoder``: a small decoder-only transformer (token embedding, pre-norm blocks of attention
   and an MLP, a vocabulary head) that reads a key/value cache of fixed length. The cache is read,
   not extended, so every step at one batch size does the same work.
-- ``mlp``: :func:`graphlab.workloads.mlp`, Linear + ReLU blocks.
+- ``mlp``: :func:`graphlab.timing.workloads.mlp`, Linear + ReLU blocks.
 
-For each size the step is captured with :func:`graphlab.measure.capture` (warm-up on the shared
-side stream first, as ``torch.cuda.graph`` requires); replay and eager times are CUDA-event
-times per call (median over repeats, read only after the end event has completed); capture
-time is the host time of the capture itself, warm-up excluded. ``graph_mib`` is what the
-capture leaves reserved once the allocator's cache is emptied: the graph's private memory pool
-and its static inputs. Each size gets its own pool, so the table's sum over sizes is an upper
-bound for a server that captures every size into one shared pool.
+For each size the step is captured with :func:`graphlab.timing.compare.capture` (warm-up on
+the shared side stream first, as ``torch.cuda.graph`` requires); replay and eager times are
+CUDA-event times per call (median over repeats, read only after the end event has
+completed); capture time is the host time of the capture itself, warm-up excluded.
+``graph_mib`` is what the capture leaves reserved once the allocator's cache is emptied: the
+graph's private memory pool and its static inputs. Each size gets its own pool, so the table's
+sum over sizes is an upper bound for a server that captures every size into one shared pool.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import NeedsGPUError
-from ..measure import _event_time_us, capture
+from ..timing.compare import _event_time_us, capture
 from .errors import PlannerError
 from .inputs import COST_FIELDS, CostTable
 
@@ -111,7 +111,7 @@ def _decoder(device: Any) -> Callable[[int], tuple[Callable[..., Any], tuple]]:
 
 
 def _mlp(device: Any) -> Callable[[int], tuple[Callable[..., Any], tuple]]:
-    from ..workloads import mlp
+    from ..timing.workloads import mlp
 
     def build(batch: int):
         workload = mlp(MLP["layers"], MLP["width"], batch, device=device)
