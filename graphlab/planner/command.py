@@ -1,0 +1,240 @@
+"""``graphlab plan``: which batch sizes to capture for a request mix, and ``plan measure``.
+
+``graphlab plan --hist HIST.json --costs COSTS.json`` prints the optimal plan under the
+constraints, the best plan per graph count (the Pareto list) and, with ``--compare``, the same
+figures for serving stacks' default lists. ``--trace requests.csv`` replaces ``--hist`` with
+the decode histogram of a continuous-batching model of the trace.
+
+``graphlab plan measure --model decoder|mlp --sizes 1-512 --out COSTS.json`` measures a cost
+table on the GPU.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+
+HELP = "Choose the batch sizes to capture as CUDA graphs for a request mix (exact optimum)."
+
+DEFAULT_MAX_GRAPHS = 32
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    source = parser.add_mutually_exclusive_group()
+    source.add_argument(
+        "--hist", metavar="HIST.json", help='decode steps per batch size, {"<batch size>": count}'
+    )
+    source.add_argument(
+        "--trace",
+        metavar="REQUESTS.csv",
+        help="a request trace (arrival time, prompt tokens, output tokens) turned into a "
+        "histogram by a continuous-batching model",
+    )
+    parser.add_argument(
+        "--costs",
+        metavar="COSTS.json",
+        help="per-size replay_us, eager_us, capture_s and graph_mib (graphlab plan measure)",
+    )
+    parser.add_argument(
+        "--max-graphs",
+        type=int,
+        default=DEFAULT_MAX_GRAPHS,
+        metavar="K",
+        help=f"capture at most K sizes (default {DEFAULT_MAX_GRAPHS})",
+    )
+    parser.add_argument("--memory-mib", type=float, metavar="M", help="memory budget of all graphs")
+    parser.add_argument(
+        "--startup-s", type=float, metavar="S", help="start-up budget: total capture time"
+    )
+    parser.add_argument(
+        "--multiple-of",
+        type=int,
+        default=1,
+        metavar="M",
+        help="captured sizes must be multiples of M (tensor parallelism, speculative tokens)",
+    )
+    parser.add_argument(
+        "--keep-largest",
+        action="store_true",
+        help="always capture the largest allowed size of the cost table",
+    )
+    parser.add_argument(
+        "--compare",
+        metavar="LIST",
+        help="also price presets, comma-separated from: vllm, sglang, trtllm, tgi, pow2",
+    )
+    parser.add_argument("--json", action="store_true", help="print one JSON object")
+    model = parser.add_argument_group("continuous-batching model (with --trace)")
+    model.add_argument("--max-batch", type=int, default=256, help="requests decoded at once")
+    model.add_argument("--step-ms", type=float, default=20.0, help="duration of one step")
+    model.add_argument(
+        "--rate-scale",
+        type=float,
+        default=1.0,
+        help="replay the trace at this multiple of its request rate",
+    )
+    model.add_argument(
+        "--prefill",
+        choices=("none", "separate"),
+        default="none",
+        help="none: prompts cost no step; separate: admitting requests costs prefill steps",
+    )
+    model.add_argument(
+        "--prefill-tokens", type=int, default=8192, help="prompt tokens one prefill step handles"
+    )
+
+    actions = parser.add_subparsers(dest="action", metavar="ACTION")
+    measure = actions.add_parser(
+        "measure",
+        help="measure a cost table on the GPU",
+        description="Measure replay, eager step, capture time and graph memory per batch size.",
+    )
+    measure.add_argument("--model", choices=("decoder", "mlp"), default="decoder")
+    measure.add_argument("--sizes", default="1-512", help="sizes to measure, e.g. 1-512 or 1,2,4,8")
+    measure.add_argument("--out", required=True, metavar="COSTS.json", help="where to write")
+    measure.add_argument("--repeats", type=int, default=5, help="timed repeats per size")
+    measure.add_argument("--iterations", type=int, default=20, help="calls per timed repeat")
+
+
+def run(args: argparse.Namespace) -> int:
+    if getattr(args, "action", None) == "measure":
+        return _measure(args)
+    from .errors import PlannerError
+
+    if args.costs is None or (args.hist is None and args.trace is None):
+        raise PlannerError(
+            "give a cost table and a workload: graphlab plan --costs COSTS.json "
+            "(--hist HIST.json | --trace REQUESTS.csv)"
+        )
+    result = plan_result(args)
+    print(json.dumps(result, indent=2) if args.json else report(result))
+    return 0
+
+
+def plan_result(args: argparse.Namespace) -> dict:
+    """Everything ``graphlab plan --json`` prints, as a dict."""
+    from .errors import PlannerError
+    from .evaluate import evaluate
+    from .inputs import load_costs, load_histogram
+    from .optimise import Constraints, best_plan, pareto
+    from .presets import PRESETS, fit_to_table, preset_sizes
+
+    constraints = _from_args(Constraints, args)
+    names = []
+    if args.compare is not None:
+        names = [name.strip() for name in args.compare.split(",") if name.strip()]
+        unknown = [name for name in names if name not in PRESETS]
+        if unknown or not names:
+            raise PlannerError(
+                f"--compare {args.compare!r}: name presets from {', '.join(PRESETS)}, "
+                "separated by commas"
+            )
+    costs = load_costs(args.costs)
+    source: dict = {}
+    if args.trace is not None:
+        from .trace import BatchingModel, decode_histogram, read_requests
+
+        model = _from_args(BatchingModel, args)
+        requests = read_requests(args.trace)
+        histogram = decode_histogram(requests, model)
+        source = {
+            "trace": str(args.trace),
+            "requests": len(requests),
+            "model": dataclasses.asdict(model),
+        }
+    else:
+        histogram = load_histogram(args.hist)
+        source = {"hist": str(args.hist)}
+    source.update(
+        steps=histogram.total,
+        batch_sizes=len(histogram.sizes),
+        largest_batch=int(histogram.sizes[-1]),
+    )
+    # Priced before planning, so a histogram beyond the cost table fails with its own message.
+    costs.positions(histogram.sizes)
+
+    best = best_plan(histogram, costs, constraints)
+    result = {
+        "workload": source,
+        "constraints": dataclasses.asdict(constraints),
+        **best.to_dict(),
+        "pareto": [_summary(plan) for plan in pareto(histogram, costs, constraints)],
+    }
+    if names:
+        result["compare"] = {}
+        for name in names:
+            listed = preset_sizes(name)
+            plan = evaluate(fit_to_table(listed, costs), histogram, costs)
+            result["compare"][name] = {
+                "preset_sizes": listed,
+                **plan.to_dict(),
+                "fits_budgets": plan.fits(constraints.memory_mib, constraints.startup_s),
+                "within_max_graphs": plan.graphs <= constraints.max_graphs,
+            }
+    return result
+
+
+def _from_args(cls, args: argparse.Namespace):
+    """A settings dataclass built from the flags of the same names."""
+    return cls(**{field.name: getattr(args, field.name) for field in dataclasses.fields(cls)})
+
+
+def _summary(plan) -> dict:
+    figures = plan.to_dict()
+    figures.pop("per_size")
+    return figures
+
+
+def report(result: dict) -> str:
+    """The human-readable form of :func:`plan_result`'s figures."""
+    source = result["workload"]
+    origin = source.get("trace") or source.get("hist")
+    lines = [
+        f"workload: {origin}: {source['steps']:,.0f} decode steps, {source['batch_sizes']} batch "
+        f"sizes up to {source['largest_batch']}",
+        _row("optimal", result),
+        f"  sizes: {', '.join(map(str, result['sizes'])) or '(none: every step eager)'}",
+        "pareto (best plan per graph count):",
+        *(_row("", point) for point in result["pareto"]),
+    ]
+    for name, figures in result.get("compare", {}).items():
+        notes = []
+        if not figures["fits_budgets"]:
+            notes.append("over budget")
+        if not figures["within_max_graphs"]:
+            notes.append("more graphs than --max-graphs")
+        lines.append(_row(name, figures) + (f"  ({', '.join(notes)})" if notes else ""))
+    return "\n".join(lines)
+
+
+def _row(label: str, figures: dict) -> str:
+    return (
+        f"{label:<14} {figures['expected_step_us']:>10,.2f} µs/step  "
+        f"{figures['graphs']:>3} graphs  "
+        f"hit {figures['hit_rate']:6.1%}  padding {figures['padding_waste']:6.1%}  "
+        f"capture {figures['capture_s']:7.2f} s  memory {figures['memory_mib']:9,.1f} MiB"
+    )
+
+
+def _measure(args: argparse.Namespace) -> int:
+    from ..support.atomic import write_text_atomically
+    from ..timing.machine import machine_meta
+    from .errors import PlannerError
+    from .measure import measure_costs, parse_sizes
+
+    for flag, value in (("--repeats", args.repeats), ("--iterations", args.iterations)):
+        if value < 1:
+            raise PlannerError(f"{flag} is {value}: use 1 or more")
+    table = measure_costs(
+        args.model, parse_sizes(args.sizes), repeats=args.repeats, iterations=args.iterations
+    )
+    data = table.to_dict()
+    command = (
+        f"graphlab plan measure --model {args.model} --sizes {args.sizes} --out {args.out} "
+        f"--repeats {args.repeats} --iterations {args.iterations}"
+    )
+    data["meta"] = {**data.get("meta", {}), **machine_meta(command)}
+    write_text_atomically(args.out, json.dumps(data, indent=1) + "\n", PlannerError)
+    print(f"wrote {args.out}: {len(table.sizes)} sizes of the {args.model} model")
+    return 0

@@ -1,0 +1,269 @@
+"""The planner's two inputs, read and checked: a batch-size histogram and a per-size cost table.
+
+``HIST.json`` maps a decode batch size to how many steps ran at that size::
+
+    {"1": 120, "2": 75, "7": 3}
+
+``COSTS.json`` holds one entry per batch size, in parallel arrays::
+
+    {"sizes": [1, 2, ...], "replay_us": [...], "eager_us": [...],
+     "capture_s": [...], "graph_mib": [...], "meta": {...}}
+
+``replay_us[i]`` is one replay of a graph captured at ``sizes[i]``, ``eager_us[i]`` one eager step
+at that batch size, ``capture_s[i]`` what capturing it costs at start-up and ``graph_mib[i]`` the
+memory the graph keeps. ``meta`` (optional, free-form) says where the numbers came from.
+
+Everything wrong with an input is a :class:`~graphlab.planner.errors.PlannerError` whose one
+line names the value and says what to do; nothing is silently dropped or repaired.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from .errors import PlannerError
+
+__all__ = ["COST_FIELDS", "CostTable", "Histogram", "load_costs", "load_histogram", "read_json"]
+
+# The per-size arrays of a cost table, in the order COSTS.json documents them.
+COST_FIELDS = ("replay_us", "eager_us", "capture_s", "graph_mib")
+
+
+def _no_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    # json.loads keeps the last of two equal keys silently; a histogram that names a batch size
+    # twice is ambiguous, so it is refused instead.
+    seen: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in seen:
+            raise PlannerError(f'the key "{key}" appears twice: keep one entry per key')
+        seen[key] = value
+    return seen
+
+
+def read_json(path: str | os.PathLike, what: str) -> Any:
+    """The JSON value in ``path``; ``what`` names the file in messages ("histogram", ...)."""
+    try:
+        with open(path, encoding="utf-8") as handle:
+            text = handle.read()
+    except FileNotFoundError:
+        raise PlannerError(f"{what} file {path} does not exist: check the path") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise PlannerError(
+            f"cannot read {what} file {path} ({exc}): pass a UTF-8 JSON file"
+        ) from None
+    try:
+        return json.loads(text, object_pairs_hook=_no_duplicate_keys)
+    except json.JSONDecodeError as exc:
+        raise PlannerError(
+            f"{what} file {path} is not JSON ({exc.msg} at line {exc.lineno}, column {exc.colno}): "
+            "fix the file or regenerate it"
+        ) from None
+    except PlannerError as exc:
+        raise PlannerError(f"{what} file {path}: {exc}") from None
+
+
+def _number(value: Any, where: str) -> float:
+    """``value`` as a finite float; bools, strings, NaN and infinities are refused."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise PlannerError(f"{where} is {value!r}, not a number: write a plain JSON number")
+    if not math.isfinite(value):
+        raise PlannerError(f"{where} is {value!r}: every value must be a finite number")
+    return float(value)
+
+
+def _batch_size(text: Any, where: str) -> int:
+    """A histogram key such as ``"16"`` as a positive int."""
+    if isinstance(text, str) and text.strip().isdigit():
+        size = int(text)
+        if size >= 1:
+            return size
+    raise PlannerError(f"{where} {text!r} is not a batch size: use whole numbers from 1 up as keys")
+
+
+def _table_size(value: Any, index: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise PlannerError(
+            f"the cost table's sizes[{index}] is {value!r}: sizes are whole numbers from 1 up"
+        )
+    return value
+
+
+@dataclass(frozen=True, eq=False)
+class CostTable:
+    """Per-size costs, sorted by size: the planner's price list.
+
+    ``sizes`` is a strictly increasing int array; the four cost arrays are float arrays of the
+    same length, finite and non-negative. ``meta`` is the table's provenance, kept as given.
+    """
+
+    sizes: np.ndarray
+    replay_us: np.ndarray
+    eager_us: np.ndarray
+    capture_s: np.ndarray
+    graph_mib: np.ndarray
+    meta: dict = field(default_factory=dict)
+
+    @classmethod
+    def from_dict(cls, data: Any) -> CostTable:
+        """Check and sort the decoded COSTS.json object."""
+        if not isinstance(data, Mapping):
+            raise PlannerError(
+                "the cost table must be a JSON object with the arrays "
+                f"sizes, {', '.join(COST_FIELDS)}; got {type(data).__name__}"
+            )
+        missing = [name for name in ("sizes", *COST_FIELDS) if name not in data]
+        if missing:
+            raise PlannerError(
+                f"the cost table has no {', '.join(missing)}: add one array per missing field, "
+                "one entry per size (graphlab plan measure writes complete tables)"
+            )
+        columns = {}
+        for name in ("sizes", *COST_FIELDS):
+            values = data[name]
+            if not isinstance(values, list) or not values:
+                raise PlannerError(f"the cost table's {name} must be a non-empty JSON array")
+            columns[name] = values
+        lengths = {name: len(values) for name, values in columns.items()}
+        if len(set(lengths.values())) != 1:
+            shown = ", ".join(f"{name} {n}" for name, n in lengths.items())
+            raise PlannerError(
+                f"the cost table's arrays differ in length ({shown}): give one entry per size in "
+                "every array"
+            )
+        sizes = [_table_size(s, i) for i, s in enumerate(columns["sizes"])]
+        if len(set(sizes)) != len(sizes):
+            twice = sorted({s for s in sizes if sizes.count(s) > 1})
+            raise PlannerError(
+                f"the cost table lists size {twice[0]} twice: keep one entry per size"
+            )
+        order = np.argsort(sizes, kind="stable")
+        costs = {}
+        for name in COST_FIELDS:
+            values = [
+                _number(v, f"the cost table's {name}[{i}]") for i, v in enumerate(columns[name])
+            ]
+            bad = next((i for i, v in enumerate(values) if v < 0), None)
+            if bad is not None:
+                raise PlannerError(
+                    f"the cost table's {name}[{bad}] (size {sizes[bad]}) is {values[bad]!r}: "
+                    "costs cannot be negative"
+                )
+            costs[name] = np.asarray(values, dtype=float)[order]
+        meta = data.get("meta", {})
+        if not isinstance(meta, Mapping):
+            raise PlannerError("the cost table's meta must be a JSON object (or left out)")
+        return cls(np.asarray(sizes, dtype=np.int64)[order], meta=dict(meta), **costs)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The COSTS.json form (what :meth:`from_dict` reads)."""
+        out: dict[str, Any] = {"sizes": [int(s) for s in self.sizes]}
+        for name in COST_FIELDS:
+            out[name] = [float(v) for v in getattr(self, name)]
+        if self.meta:
+            out["meta"] = self.meta
+        return out
+
+    def positions(self, sizes: Any) -> np.ndarray:
+        """Index in this table of each of ``sizes``, which must all be listed."""
+        sizes = np.asarray(sizes, dtype=np.int64)
+        at = np.searchsorted(self.sizes, sizes)
+        inside = at < len(self.sizes)
+        found = np.zeros(len(sizes), dtype=bool)
+        found[inside] = self.sizes[at[inside]] == sizes[inside]
+        if not found.all():
+            size = int(sizes[~found][0])
+            largest = int(self.sizes[-1])
+            if size > largest:
+                raise PlannerError(
+                    f"batch size {size} is beyond the cost table's largest size {largest}: "
+                    f"measure costs up to it (graphlab plan measure --sizes 1-{size}) or leave it "
+                    "out of the histogram"
+                )
+            raise PlannerError(
+                f"batch size {size} is not in the cost table (its sizes run from "
+                f"{int(self.sizes[0])} to {largest} with gaps): measure it, so that its eager "
+                "cost is known"
+            )
+        return at
+
+
+@dataclass(frozen=True, eq=False)
+class Histogram:
+    """Decode steps per batch size: ``counts[i]`` steps ran at batch size ``sizes[i]``.
+
+    ``sizes`` is strictly increasing; counts are finite, non-negative and add up to more than 0
+    (a count may be fractional, for a weighted mix). Sizes with a zero count are dropped.
+    """
+
+    sizes: np.ndarray
+    counts: np.ndarray
+
+    @classmethod
+    def from_dict(cls, data: Any) -> Histogram:
+        """Check the decoded HIST.json object ``{"<batch size>": count}``."""
+        if not isinstance(data, Mapping):
+            raise PlannerError(
+                'the histogram must be a JSON object such as {"1": 120, "8": 40} '
+                f"(batch size -> steps); got {type(data).__name__}"
+            )
+        pairs = []
+        for key, value in data.items():
+            size = _batch_size(key, "the histogram key")
+            count = _number(value, f"the histogram's count for batch size {size}")
+            if count < 0:
+                raise PlannerError(
+                    f"the histogram's count for batch size {size} is {value!r}: counts cannot be "
+                    "negative"
+                )
+            pairs.append((size, count))
+        if len({size for size, _ in pairs}) != len(pairs):
+            raise PlannerError(
+                'the histogram names a batch size twice (e.g. "8" and "08"): merge them'
+            )
+        pairs = sorted((size, count) for size, count in pairs if count > 0)
+        if not pairs:
+            raise PlannerError("the histogram holds no steps: give at least one positive count")
+        sizes, counts = zip(*pairs, strict=True)
+        return cls(np.asarray(sizes, dtype=np.int64), np.asarray(counts, dtype=float))
+
+    @classmethod
+    def from_counts(cls, counts: Mapping[int, float]) -> Histogram:
+        """From an in-memory ``{batch size: count}`` (int keys), with the same checks."""
+        return cls.from_dict({str(size): count for size, count in counts.items()})
+
+    def to_dict(self) -> dict[str, float]:
+        """The HIST.json form; whole counts are written as ints."""
+        return {
+            str(int(s)): int(c) if float(c).is_integer() else float(c)
+            for s, c in zip(self.sizes, self.counts, strict=True)
+        }
+
+    @property
+    def total(self) -> float:
+        """All steps in the histogram."""
+        return float(self.counts.sum())
+
+
+def load_costs(path: str | os.PathLike) -> CostTable:
+    """The checked cost table in ``path`` (COSTS.json)."""
+    data = read_json(path, "cost table")
+    try:
+        return CostTable.from_dict(data)
+    except PlannerError as exc:
+        raise PlannerError(f"{path}: {exc}") from None
+
+
+def load_histogram(path: str | os.PathLike) -> Histogram:
+    """The checked histogram in ``path`` (HIST.json)."""
+    data = read_json(path, "histogram")
+    try:
+        return Histogram.from_dict(data)
+    except PlannerError as exc:
+        raise PlannerError(f"{path}: {exc}") from None
