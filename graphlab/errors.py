@@ -14,6 +14,7 @@ __all__ = [
     "CheckFailed",
     "GraphlabError",
     "NeedsGPUError",
+    "PlannerError",
     "RecordingError",
     "SimulatorError",
     "TraceError",
@@ -85,3 +86,10 @@ class CheckFailed(GraphlabError, AssertionError):
         # IPython's InteractiveShell.showtraceback uses this list of lines instead of the
         # traceback when an exception defines it; ipykernel sends it as the error's traceback.
         return self.block().splitlines()
+
+
+class PlannerError(GraphlabError, ValueError):
+    """A histogram, cost table, request trace or constraint the capture-size planner cannot use.
+
+    The message is one line that names the offending value and says what to change.
+    """

@@ -24,6 +24,7 @@ COMMANDS = {
     "gaps": "graphlab.cli.gaps",
     "simulate": "graphlab.cli.simulate",
     "progress": "graphlab.cli.progress",
+    "plan": "graphlab.planner.command",
 }
 
 

@@ -10,7 +10,8 @@ graph count; :func:`evaluate` prices any list, such as a serving stack's default
 (:func:`preset_sizes`).
 """
 
-from .errors import PlannerError
+from graphlab.errors import PlannerError
+
 from .evaluate import Plan, SizeUse, evaluate
 from .inputs import CostTable, Histogram, load_costs, load_histogram
 from .optimise import Constraints, best_plan, pareto

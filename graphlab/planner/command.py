@@ -100,7 +100,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     if getattr(args, "action", None) == "measure":
         return _measure(args)
-    from .errors import PlannerError
+    from graphlab.errors import PlannerError
 
     if args.costs is None or (args.hist is None and args.trace is None):
         raise PlannerError(
@@ -114,7 +114,8 @@ def run(args: argparse.Namespace) -> int:
 
 def plan_result(args: argparse.Namespace) -> dict:
     """Everything ``graphlab plan --json`` prints, as a dict."""
-    from .errors import PlannerError
+    from graphlab.errors import PlannerError
+
     from .evaluate import evaluate
     from .inputs import load_costs, load_histogram
     from .optimise import Constraints, best_plan, pareto
@@ -218,9 +219,10 @@ def _row(label: str, figures: dict) -> str:
 
 
 def _measure(args: argparse.Namespace) -> int:
+    from graphlab.errors import PlannerError
+
     from ..support.atomic import write_text_atomically
     from ..timing.machine import machine_meta
-    from .errors import PlannerError
     from .measure import measure_costs, parse_sizes
 
     for flag, value in (("--repeats", args.repeats), ("--iterations", args.iterations)):

@@ -20,7 +20,8 @@ from typing import Any
 
 import numpy as np
 
-from .errors import PlannerError
+from graphlab.errors import PlannerError
+
 from .inputs import CostTable, Histogram
 
 __all__ = ["Plan", "SizeUse", "evaluate", "within"]

@@ -13,7 +13,7 @@
 at that batch size, ``capture_s[i]`` what capturing it costs at start-up and ``graph_mib[i]`` the
 memory the graph keeps. ``meta`` (optional, free-form) says where the numbers came from.
 
-Everything wrong with an input is a :class:`~graphlab.planner.errors.PlannerError` whose one
+Everything wrong with an input is a :class:`~graphlab.errors.PlannerError` whose one
 line names the value and says what to do; nothing is silently dropped or repaired.
 """
 
@@ -28,7 +28,7 @@ from typing import Any
 
 import numpy as np
 
-from .errors import PlannerError
+from graphlab.errors import PlannerError
 
 __all__ = ["COST_FIELDS", "CostTable", "Histogram", "load_costs", "load_histogram", "read_json"]
 

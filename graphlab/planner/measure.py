@@ -25,9 +25,9 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import NeedsGPUError
+from graphlab.errors import NeedsGPUError, PlannerError
+
 from ..timing.compare import _event_time_us, capture
-from .errors import PlannerError
 from .inputs import COST_FIELDS, CostTable
 
 __all__ = ["MODELS", "measure_costs", "parse_sizes"]

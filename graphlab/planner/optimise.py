@@ -70,7 +70,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .errors import PlannerError
+from graphlab.errors import PlannerError
+
 from .evaluate import BUDGET_SLACK, Plan, evaluate
 from .inputs import CostTable, Histogram
 

@@ -33,7 +33,8 @@ from collections.abc import Callable
 
 import numpy as np
 
-from .errors import PlannerError
+from graphlab.errors import PlannerError
+
 from .inputs import CostTable
 
 __all__ = ["PRESETS", "fit_to_table", "preset_sizes"]

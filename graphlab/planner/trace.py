@@ -39,7 +39,8 @@ from datetime import datetime
 
 import numpy as np
 
-from .errors import PlannerError
+from graphlab.errors import PlannerError
+
 from .inputs import Histogram
 
 __all__ = ["BatchingModel", "Requests", "decode_histogram", "read_requests"]
