@@ -27,6 +27,7 @@ lesson                  checkers
 06 does it pay?         :func:`check_break_even`
 07 training             :func:`check_captured_training`
 08 memory               :func:`check_shared_pool`
+13 NCCL                 :func:`check_matching_replays`
 ======================  ====================================================================
 """
 
@@ -34,6 +35,7 @@ from .does_it_pay import check_break_even
 from .dynamic_shapes import check_padding_waste, check_run_padded
 from .kernel_gaps import check_capture_chain, check_kernels_per_replay
 from .memory import check_shared_pool
+from .nccl import check_matching_replays
 from .outputs import check_keep_outputs
 from .randomness import check_reproducible_replays
 from .start_here import check_busy_fraction
@@ -47,6 +49,7 @@ __all__ = [
     "check_captured_training",
     "check_keep_outputs",
     "check_kernels_per_replay",
+    "check_matching_replays",
     "check_padding_waste",
     "check_replay_with_new_inputs",
     "check_reproducible_replays",

@@ -30,5 +30,7 @@ MODEL = Section("06_does_it_pay", 1, "The model")
 RECIPE = Section("07_training", 1, "The recipe")
 # 08 memory
 SHARING = Section("08_memory", 2, "Every graph, its own pool — unless you share one")
+# 13 NCCL
+MATCHING = Section("13_nccl", 4, "Why a mismatched replay hangs")
 
 ALL = tuple(value for value in dict(globals()).values() if isinstance(value, Section))
