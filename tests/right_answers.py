@@ -272,6 +272,41 @@ def same_values(what: str) -> str:
 
 
 CHAIN = "[50, 51, 52, 53, 54, 55, ...]"  # the last input, 0, 1, 2, ..., plus 50
+
+
+def hangs(replays):
+    """Flatten each rank's collectives with their step; the first position they differ at."""
+    flat = [[(sig, step) for step, graph in enumerate(r) for sig in graph] for r in replays]
+    for k in range(max(map(len, flat))):
+        there = {rank: f[k] for rank, f in enumerate(flat) if k < len(f)}
+        if len(there) < len(flat) or len({sig for sig, _ in there.values()}) > 1:
+            return {rank: step for rank, (_, step) in there.items()}
+    return {}
+
+
+def hangs_walking_the_ranks(replays):
+    """Advance every rank one collective at a time, as the communicator does."""
+    where = [[0, 0] for _ in replays]  # per rank: step, index in that step's graph
+
+    def next_collective(rank):
+        step, i = where[rank]
+        graphs = replays[rank]
+        while step < len(graphs) and i >= len(graphs[step]):
+            step, i = step + 1, 0
+        where[rank] = [step, i]
+        return None if step == len(graphs) else graphs[step][i]
+
+    while True:
+        launched = {rank: next_collective(rank) for rank in range(len(replays))}
+        waiting = {rank: where[rank][0] for rank, sig in launched.items() if sig is not None}
+        if not waiting:
+            return None  # no rank waits: None is accepted as "nobody"
+        if len(waiting) < len(replays) or len(set(launched.values())) > 1:
+            return waiting
+        for position in where:
+            position[1] += 1
+
+
 SUCCESS = {
     "check_busy_fraction": line(
         "busy fraction of the hand-made timeline: yours 0.5 vs expected 0.5"
@@ -307,6 +342,9 @@ SUCCESS = {
         "fork/join captured, replayed on 3 new inputs: streams the sin and cos branches were "
         "captured on: yours 2 vs expected 2"
     ),
+    "check_matching_replays": line(
+        "waiting ranks of the last case: yours {0: 1, 1: 3, 2: 1} vs expected {0: 1, 1: 3, 2: 1}"
+    ),
 }
 
 # (checker, answer or answers): the reference solution, then another correct way
@@ -336,4 +374,6 @@ RIGHT = [
     ("check_fork_join", capture_fork_join),
     ("check_fork_join", capture_fork_join_with_events),
     ("check_fork_join", capture_fork_join_on_own_streams),
+    ("check_matching_replays", hangs),
+    ("check_matching_replays", hangs_walking_the_ranks),
 ]

@@ -35,6 +35,7 @@ COURSE = [
     ("07_training.ipynb", "Training"),
     ("08_memory.ipynb", "Memory"),
     ("09_multi_stream.ipynb", "Multi-stream capture"),
+    ("13_nccl.ipynb", "NCCL and multiple GPUs"),
 ]
 
 

@@ -543,6 +543,50 @@ def constant(value):
 
 
 # (checker, answer or answers, words the checker's message contains)
+def _flat(replays):
+    return [[(sig, step) for step, graph in enumerate(r) for sig in graph] for r in replays]
+
+
+def hangs_comparing_graphs(replays):
+    """Compares graph by graph: sees a hang where the ranks merely cut their graphs differently."""
+    for step in range(max(map(len, replays))):
+        graphs = [r[step] if step < len(r) else None for r in replays]
+        if any(g != graphs[0] for g in graphs):
+            return {rank: step for rank, g in enumerate(graphs) if g}
+    return {}
+
+
+def hangs_with_finished_ranks(replays):
+    """Counts a rank with no collective left as waiting too (at its last step)."""
+    flat = _flat(replays)
+    for k in range(max(map(len, flat))):
+        there = {rank: f[min(k, len(f) - 1)] for rank, f in enumerate(flat)}
+        sigs = [f[k][0] if k < len(f) else None for f in flat]
+        if len(set(sigs)) > 1:
+            return {rank: step for rank, (_, step) in there.items()}
+    return {}
+
+
+def hangs_lowest_rank_only(replays):
+    """Names only the first waiting rank."""
+    for k in range(max(map(len, _flat(replays)))):
+        there = {rank: f[k] for rank, f in enumerate(_flat(replays)) if k < len(f)}
+        if len(there) < len(replays) or len({sig for sig, _ in there.values()}) > 1:
+            rank = min(there)
+            return {rank: there[rank][1]}
+    return {}
+
+
+def hangs_at_positions(replays):
+    """Returns the collective's position instead of the step it is in."""
+    flat = _flat(replays)
+    for k in range(max(map(len, flat))):
+        there = {rank: f[k] for rank, f in enumerate(flat) if k < len(f)}
+        if len(there) < len(flat) or len({sig for sig, _ in there.values()}) > 1:
+            return dict.fromkeys(there, k)
+    return {}
+
+
 WRONG = [
     # 00
     ("check_busy_fraction", constant(0.5), "the same answer, 0.5, for two different timelines"),
@@ -637,4 +681,10 @@ WRONG = [
     ("check_fork_join", fork_join_wrong_factor, "static_out is [-1.16519"),
     ("check_fork_join", constant(None), "should return a pair (graph, static_out)"),
     ("check_fork_join", constant(("graph", None)), "the cuda.CUDAGraph you captured into, not str"),
+    # 13
+    ("check_matching_replays", hangs_comparing_graphs, "where the graphs are cut does not matter"),
+    ("check_matching_replays", hangs_with_finished_ranks, "launches nothing there"),
+    ("check_matching_replays", hangs_lowest_rank_only, "not only one of them"),
+    ("check_matching_replays", hangs_at_positions, "Those are collective positions"),
+    ("check_matching_replays", constant({}), "expected {0: 2}"),
 ]

@@ -28,6 +28,7 @@ lesson                  checkers
 07 training             :func:`check_captured_training`
 08 memory               :func:`check_shared_pool`
 09 multi-stream         :func:`check_fork_join`
+13 NCCL                 :func:`check_matching_replays`
 ======================  ====================================================================
 """
 
@@ -36,6 +37,7 @@ from .dynamic_shapes import check_padding_waste, check_run_padded
 from .kernel_gaps import check_capture_chain, check_kernels_per_replay
 from .memory import check_shared_pool
 from .multi_stream import check_fork_join
+from .nccl import check_matching_replays
 from .outputs import check_keep_outputs
 from .randomness import check_reproducible_replays
 from .start_here import check_busy_fraction
@@ -50,6 +52,7 @@ __all__ = [
     "check_fork_join",
     "check_keep_outputs",
     "check_kernels_per_replay",
+    "check_matching_replays",
     "check_padding_waste",
     "check_replay_with_new_inputs",
     "check_reproducible_replays",

@@ -34,5 +34,7 @@ SHARING = Section("08_memory", 2, "Every graph, its own pool — unless you shar
 FORK_JOIN = Section("09_multi_stream", 1, "Fork and join inside a capture")
 UNJOINED = Section("09_multi_stream", 4, "Forget the join: the capture fails")
 FORK_JOIN_EXERCISE = Section("09_multi_stream", 6, "Exercise: fork and join")
+# 13 NCCL
+MATCHING = Section("13_nccl", 4, "Why a mismatched replay hangs")
 
 ALL = tuple(value for value in dict(globals()).values() if isinstance(value, Section))

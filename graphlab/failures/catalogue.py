@@ -429,7 +429,7 @@ CATALOGUE: tuple[Failure, ...] = (
             "capture and replay the same graphs in the same order everywhere, and run one eager "
             "collective before capturing so NCCL is set up outside the graph."
         ),
-        lesson="14_nccl",
+        lesson="13_nccl",
         patterns=(r"collective operation timeout", r"\bNCCL\b.*\btim(ed|e) ?out"),
     ),
     Failure(
