@@ -27,6 +27,7 @@ lesson                  checkers
 06 does it pay?         :func:`check_break_even`
 07 training             :func:`check_captured_training`
 08 memory               :func:`check_shared_pool`
+11 full vs piecewise    :func:`check_dispatch`
 ======================  ====================================================================
 """
 
@@ -35,6 +36,7 @@ from .dynamic_shapes import check_padding_waste, check_run_padded
 from .kernel_gaps import check_capture_chain, check_kernels_per_replay
 from .memory import check_shared_pool
 from .outputs import check_keep_outputs
+from .piecewise import check_dispatch
 from .randomness import check_reproducible_replays
 from .start_here import check_busy_fraction
 from .static_inputs import check_replay_with_new_inputs
@@ -45,6 +47,7 @@ __all__ = [
     "check_busy_fraction",
     "check_capture_chain",
     "check_captured_training",
+    "check_dispatch",
     "check_keep_outputs",
     "check_kernels_per_replay",
     "check_padding_waste",
