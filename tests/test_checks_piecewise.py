@@ -70,22 +70,24 @@ def largest_bucket(graphs, layer, x, seq_lens):
     return runner.static_out[:n].clone()
 
 
-def padded_rows(graphs, layer, x, seq_lens):
+def replay_in_bucket(graphs, x, seq_lens):
+    """The right replay of the batch; the runner that ran it, or None when no bucket holds it."""
     bucket = describe(seq_lens, graphs).padded
     if bucket is None:
-        return layer(x, seq_lens)
+        return None
     graphs[bucket].static_x[: x.shape[0]].copy_(x)
     graphs[bucket].replay(seq_lens)
-    return graphs[bucket].static_out.clone()
+    return graphs[bucket]
+
+
+def padded_rows(graphs, layer, x, seq_lens):
+    runner = replay_in_bucket(graphs, x, seq_lens)
+    return layer(x, seq_lens) if runner is None else runner.static_out.clone()
 
 
 def view_of_static_out(graphs, layer, x, seq_lens):
-    bucket = describe(seq_lens, graphs).padded
-    if bucket is None:
-        return layer(x, seq_lens)
-    graphs[bucket].static_x[: x.shape[0]].copy_(x)
-    graphs[bucket].replay(seq_lens)
-    return graphs[bucket].static_out[: x.shape[0]]
+    runner = replay_in_bucket(graphs, x, seq_lens)
+    return layer(x, seq_lens) if runner is None else runner.static_out[: x.shape[0]]
 
 
 def forgets_the_input(graphs, layer, x, seq_lens):
@@ -122,10 +124,7 @@ def replay_and_eager(graphs, layer, x, seq_lens):
 
 
 def replays_twice(graphs, layer, x, seq_lens):
-    bucket = describe(seq_lens, graphs).padded
-    if bucket is not None:
-        graphs[bucket].static_x[: x.shape[0]].copy_(x)
-        graphs[bucket].replay(seq_lens)
+    replay_in_bucket(graphs, x, seq_lens)
     return by_descriptor(graphs, layer, x, seq_lens)
 
 

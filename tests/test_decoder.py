@@ -8,9 +8,10 @@ from __future__ import annotations
 
 import pytest
 import torch
+from test_recordings import fixture_recording, fixture_timeline
 
 from graphlab import DEVICE, cuda
-from graphlab.errors import GraphlabError, NeedsGPUError
+from graphlab.errors import GraphlabError, NeedsGPUError, RecordingError
 from graphlab.timing import experiments
 from graphlab.timing.decoder import (
     BatchDescriptor,
@@ -21,6 +22,8 @@ from graphlab.timing.decoder import (
     metadata,
     pool_bytes,
 )
+from graphlab.timing.experiments import write_recording
+from graphlab.timing.recordings import recording
 from graphlab.timing.side_stream import side_stream
 
 HIDDEN, HEADS = 32, 2
@@ -231,3 +234,20 @@ def test_the_record_plan_holds_the_decoder_experiment():
 def test_measuring_the_decoder_needs_a_gpu():
     with pytest.raises(NeedsGPUError, match=r"measure_decoder_modes measures real GPU time"):
         experiments.measure_decoder_modes()
+
+
+def test_recorded_decoder_timelines_reads_all_three_with_their_provenance(tmp_path):
+    data = fixture_recording("decoder_fixture", experiment={"kind": "decoder"})
+    data["timelines"]["piecewise"] = fixture_timeline("eager").to_dict()
+    write_recording(data, tmp_path)
+    rec = recording("decoder_fixture", tmp_path)
+    timelines = experiments.recorded_decoder_timelines(rec)
+    assert list(timelines) == ["eager", "graph", "piecewise"]
+    assert len(timelines["piecewise"]) == 4  # the fixture's two launches and two kernels
+    assert timelines["piecewise"].meta["label"] == rec.label
+    assert timelines["piecewise"].meta["recording"] == "decoder_fixture"
+
+    del data["timelines"]["piecewise"]
+    write_recording(data, tmp_path)
+    with pytest.raises(RecordingError, match=r"'decoder_fixture' has no readable piecewise"):
+        experiments.recorded_decoder_timelines(recording("decoder_fixture", tmp_path))
