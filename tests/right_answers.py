@@ -19,6 +19,7 @@ import torch
 from wrong_answers import adam, capture_all, capture_only, warm_up
 
 from graphlab import DEVICE, cuda
+from graphlab.timing.decoder import describe
 
 # --- lesson 00 ----------------------------------------------------------------------------------
 
@@ -212,6 +213,34 @@ def capture_all_sharing_the_first_pool(sizes):
     return graphs
 
 
+# --- lesson 11 ----------------------------------------------------------------------------------
+
+
+def dispatch(graphs, layer, x, seq_lens):
+    """The lesson's solution: the batch descriptor names the bucket."""
+    bucket = describe(seq_lens, graphs).padded
+    if bucket is None:
+        return layer(x, seq_lens)
+    runner = graphs[bucket]
+    n = x.shape[0]
+    runner.static_x[:n].copy_(x)
+    runner.replay(seq_lens)
+    return runner.static_out[:n].clone()
+
+
+def dispatch_by_search(graphs, layer, x, seq_lens):
+    """Walks the sizes in order, zeroes the padding, assigns by slice, falls back via forward()."""
+    n = sum(seq_lens)
+    for size in sorted(graphs):
+        if size >= n:
+            runner = graphs[size]
+            runner.static_x.zero_()
+            runner.static_x[:n] = x
+            runner.replay(list(seq_lens))
+            return runner.static_out.narrow(0, 0, n).detach().clone()
+    return layer.forward(x, seq_lens)
+
+
 def line(text: str) -> str:
     """The regular expression of exactly this success line."""
     return re.escape(f"PASSED {text}") + r"\n"
@@ -223,6 +252,7 @@ def same_values(what: str) -> str:
 
 
 CHAIN = "[50, 51, 52, 53, 54, 55, ...]"  # the last input, 0, 1, 2, ..., plus 50
+ROUTES = "[8, 16, 16, 32, 'eager', 8, 32, 'eager']"  # 5, 13, 16, 24, 35, 1, 32, 39 tokens
 SUCCESS = {
     "check_busy_fraction": line(
         "busy fraction of the hand-made timeline: yours 0.5 vs expected 0.5"
@@ -253,6 +283,10 @@ SUCCESS = {
     "check_break_even": line("break-even repetitions of the first case: yours 400 vs expected 400"),
     "check_captured_training": same_values("loss after 3 replayed training steps"),
     "check_shared_pool": line("memory pools used by 3 graphs: yours 1 vs expected 1"),
+    # the batches' buckets among 8, 16 and 32 tokens, or eager past 32
+    "check_dispatch": line(
+        f"where each batch ran (bucket, or eager): yours {ROUTES} vs expected {ROUTES}"
+    ),
 }
 
 # (checker, answer or answers): the reference solution, then another correct way
@@ -279,4 +313,6 @@ RIGHT = [
     ("check_captured_training", (capture_step, sgd)),
     ("check_shared_pool", capture_all),
     ("check_shared_pool", capture_all_sharing_the_first_pool),
+    ("check_dispatch", dispatch),
+    ("check_dispatch", dispatch_by_search),
 ]

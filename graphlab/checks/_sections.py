@@ -30,5 +30,8 @@ MODEL = Section("06_does_it_pay", 1, "The model")
 RECIPE = Section("07_training", 1, "The recipe")
 # 08 memory
 SHARING = Section("08_memory", 2, "Every graph, its own pool — unless you share one")
+# 11 full vs piecewise
+MAKE_UP = Section("11_full_vs_piecewise", 3, "A full graph: the make-up as data")
+DISPATCHER = Section("11_full_vs_piecewise", 5, "A dispatcher and its key")
 
 ALL = tuple(value for value in dict(globals()).values() if isinstance(value, Section))

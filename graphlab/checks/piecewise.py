@@ -9,7 +9,9 @@ import torch
 
 from graphlab.timing.decoder import DecoderLayer, FullGraph, PiecewiseGraphs, describe
 
-from ._core import call, fail, live, passed, same
+from ._core import call, copy_advice, exercise, fail, live, passed, same, tensor
+from ._observe import shares_memory
+from ._sections import COPIES, DISPATCHER, MAKE_UP
 
 __all__ = ["BUCKETS", "capture_runners", "check_dispatch"]
 
@@ -20,17 +22,6 @@ BUCKETS = (8, 16, 32)
 BATCHES = ([3, 2], [7, 1, 5], [16], [9, 11, 4], [20, 15], [1], [30, 2], [19, 14, 6])
 HIDDEN = 32
 RUNNERS = {"piecewise": PiecewiseGraphs, "full": FullGraph}
-
-# The sections a failure sends the learner back to, as the notebooks title them.
-DISPATCHER = 'lesson 11, section 5 "A dispatcher and its key"'
-MAKE_UP = 'lesson 11, section 3 "A full graph: the make-up as data"'
-COPIES = 'lesson 03, section 3 "Keep copies"'
-
-
-def _fail(message: str, section: str) -> None:
-    """Stop the check: ``message`` says what is wrong and how to fix it, ``section`` where to
-    read why."""
-    fail(f"{message} Reread {section}.")
 
 
 def capture_runners(kind: str, layer: DecoderLayer) -> dict[int, Any]:
@@ -45,6 +36,7 @@ def _batch(seq_lens: list[int], device: str, seed: int) -> torch.Tensor:
     return (torch.randn(sum(seq_lens), HIDDEN, generator=generator) * 0.7 + 0.3).to(device)
 
 
+@exercise(DISPATCHER)
 def check_dispatch(dispatch: Callable) -> None:
     """Check ``dispatch(graphs, layer, x, seq_lens) -> output rows of the batch``.
 
@@ -60,7 +52,7 @@ def check_dispatch(dispatch: Callable) -> None:
     layer = DecoderLayer(hidden=HIDDEN, heads=2, ffn=64, device=device, seed=11)
     eager_calls = []
     layer.register_forward_hook(lambda *_: eager_calls.append(1))
-    where: list[Any] = []
+    routes: dict[str, list[Any]] = {}
     for kind in RUNNERS:
         graphs = capture_runners(kind, layer)
         kept = []
@@ -76,18 +68,19 @@ def check_dispatch(dispatch: Callable) -> None:
                 if r.replays > before[size]
             }
             bucket = _check_route(seq_lens, replays, len(eager_calls) > calls, kind)
+            out = tensor(out, "what dispatch returns")
             _check_rows(out, expected, seq_lens, bucket, graphs)
-            where.append("eager" if bucket is None else bucket)
+            routes.setdefault(kind, []).append("eager" if bucket is None else bucket)
             kept.append((out, expected, seq_lens))
         for out, expected, seq_lens in kept:
             if not same(out, expected, exact=False):
-                _fail(
+                fail(
                     f"the output you returned for the batch of {sum(seq_lens)} tokens changed "
-                    "after later batches: it is memory the next replay overwrites. Return a copy "
-                    "of the rows: static_out[:n].clone().",
+                    "after later batches: it is memory that later calls overwrite. Return a copy "
+                    "of the batch's rows of static_out, made for this batch.",
                     COPIES,
                 )
-    passed("where each batch ran (bucket, or eager)", where[: len(BATCHES)], _expected_routes())
+    passed("where each batch ran (bucket, or eager)", routes["piecewise"], _expected_routes())
 
 
 def _expected_routes() -> list[Any]:
@@ -104,44 +97,39 @@ def _check_route(
     bucket = describe(seq_lens, BUCKETS).padded
     if bucket is None:
         if replays:
-            _fail(
+            fail(
                 f"a batch of {tokens} tokens is larger than the largest bucket ({max(BUCKETS)}), "
                 f"but you replayed the graph(s) of {sorted(replays)}: a graph cannot take more "
-                "rows than it was captured with. Run such a batch eagerly: layer(x, seq_lens).",
-                DISPATCHER,
+                "rows than it was captured with. Run such a batch eagerly: layer(x, seq_lens)."
             )
         return None
     if not replays:
-        _fail(
+        fail(
             f"for a batch of {tokens} tokens, which fits the bucket of {bucket}, no graph was "
             f"replayed ({kind} graphs): copy the rows into graphs[{bucket}].static_x[:{tokens}] "
-            f"and call graphs[{bucket}].replay(seq_lens).",
-            DISPATCHER,
+            f"and call graphs[{bucket}].replay(seq_lens)."
         )
     if list(replays) != [bucket]:
-        _fail(
+        fail(
             f"for a batch of {tokens} tokens you replayed the graph(s) of {sorted(replays)}; the "
             f"smallest bucket that holds {tokens} tokens is {bucket}: a larger one computes more "
-            "padding, a smaller one cannot hold the batch.",
-            DISPATCHER,
+            "padding, a smaller one cannot hold the batch."
         )
     if replays[bucket] > 1:
-        _fail(
+        fail(
             f"for a batch of {tokens} tokens you replayed the graph of {bucket} "
-            f"{replays[bucket]} times: one replay computes the whole batch.",
-            DISPATCHER,
+            f"{replays[bucket]} times: one replay computes the whole batch."
         )
     if ran_eagerly:
-        _fail(
+        fail(
             f"for a batch of {tokens} tokens you replayed the graph of {bucket} and also ran the "
-            "layer eagerly: the replay does all the work, so return its rows.",
-            DISPATCHER,
+            "layer eagerly: the replay does all the work, so return its rows."
         )
     return bucket
 
 
 def _check_rows(
-    out: Any,
+    out: torch.Tensor,
     expected: torch.Tensor,
     seq_lens: list[int],
     bucket: int | None,
@@ -149,46 +137,34 @@ def _check_rows(
 ) -> None:
     """Fail unless ``out`` is a copy of the batch's rows with the eager layer's values."""
     tokens = sum(seq_lens)
-    if not isinstance(out, torch.Tensor):
-        _fail(
-            f"dispatch should return a tensor (the batch's output rows), not {type(out)!r}.",
-            DISPATCHER,
-        )
     if bucket is not None and out.shape[0] == bucket != tokens:
-        _fail(
+        fail(
             f"you returned {bucket} rows for a batch of {tokens} tokens: the last "
             f"{bucket - tokens} are padding, which means nothing. Return the batch's rows only: "
             f"static_out[:{tokens}].",
             MAKE_UP,
         )
     if tuple(out.shape) != tuple(expected.shape):
-        _fail(
+        fail(
             f"for a batch of {tokens} tokens you returned a tensor of shape {tuple(out.shape)}; "
-            f"the layer's output has shape {tuple(expected.shape)}, one row per token.",
-            DISPATCHER,
+            f"the layer's output has shape {tuple(expected.shape)}, one row per token."
         )
     if not same(out, expected, exact=False):
-        _fail(
+        fail(
             f"for the batch of prompts {seq_lens} your output differs from the layer's (largest "
             f"difference {_largest_difference(out, expected):.3g}). Copy x into static_x[:"
             f"{tokens}] before the replay and pass seq_lens to replay(): the graph needs both "
             "the rows and how they split into prompts.",
             MAKE_UP,
         )
-    if bucket is not None and _shares_memory(out, graphs[bucket].static_out):
-        _fail(
-            f"the output for the batch of {tokens} tokens is static_out's own memory, which the "
-            "next replay overwrites: return static_out[:n].clone(). (On the CPU emulator .cpu() "
-            "returns the very same tensor, not a copy.)",
+    if bucket is not None and shares_memory(out, graphs[bucket].static_out):
+        fail(
+            f"the output for the batch of {tokens} tokens shares memory with the bucket's "
+            "static_out, which the next replay overwrites. "
+            + copy_advice().replace("static_y", f"static_out[:{tokens}]"),
             COPIES,
         )
 
 
 def _largest_difference(out: torch.Tensor, expected: torch.Tensor) -> float:
     return float((out.detach().to("cpu", expected.dtype) - expected.to("cpu")).abs().max())
-
-
-def _shares_memory(a: torch.Tensor, b: torch.Tensor) -> bool:
-    if a.device != b.device:
-        return False
-    return a.untyped_storage().data_ptr() == b.untyped_storage().data_ptr()
