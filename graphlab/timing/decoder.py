@@ -113,10 +113,11 @@ def metadata(seq_lens: Sequence[int], size: int | None = None) -> torch.Tensor:
 def _copy_to(out: torch.Tensor, host: torch.Tensor) -> torch.Tensor:
     """Copy the CPU tensor ``host`` into ``out`` without making the host wait for the GPU.
 
-    A copy from ordinary (pageable) memory with ``non_blocking=False`` synchronizes the stream, so
-    the host could not queue the next step while the GPU runs this one. A copy from pinned memory
-    is asynchronous, and torch's pinned-memory allocator does not hand the block out again before
-    the copy that reads it has run.
+    A host-to-device ``copy_`` with ``non_blocking=False`` synchronizes the stream after the copy
+    (``memcpy_and_sync`` in ``aten/src/ATen/native/cuda/Copy.cu``, torch 2.4 to 2.13), so the host
+    could not queue the next step while the GPU runs this one. A non-blocking copy from pinned
+    memory is asynchronous, and the copy records an event on the pinned block, so torch's
+    pinned-memory allocator does not hand the block out again before the copy has run.
     """
     if out.is_cuda:
         host = host.pin_memory()
