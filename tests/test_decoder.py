@@ -23,8 +23,9 @@ from graphlab.timing.decoder import (
     pool_bytes,
 )
 from graphlab.timing.experiments import write_recording
-from graphlab.timing.recordings import recording
+from graphlab.timing.recordings import RECORDINGS_DIR, recording
 from graphlab.timing.side_stream import side_stream
+from graphlab.trace.events import GRAPH_LAUNCH_CALLS, call_name
 
 HIDDEN, HEADS = 32, 2
 
@@ -251,3 +252,35 @@ def test_recorded_decoder_timelines_reads_all_three_with_their_provenance(tmp_pa
     write_recording(data, tmp_path)
     with pytest.raises(RecordingError, match=r"'decoder_fixture' has no readable piecewise"):
         experiments.recorded_decoder_timelines(recording("decoder_fixture", tmp_path))
+
+
+def test_the_bundled_decoder_recording_covers_every_bucket_batch_and_way():
+    name = experiments.DECODER_NAME
+    if not (RECORDINGS_DIR / f"{name}.json").exists():
+        pytest.skip(f"{name} is not bundled yet: it is made on a GPU by `graphlab record`")
+    rec = recording(name)
+    modes = rec.timings["modes"]
+    assert modes["buckets"] == list(experiments.DECODER_BUCKETS)
+    assert {(s["bucket"], s["batch"], s["mode"], s["attention"]) for s in modes["steps"]} == {
+        (size, batch, *way)
+        for size in experiments.DECODER_BUCKETS
+        for batch in ("one prompt", "short prompts")
+        for way in experiments.DECODER_STEPS
+    }
+    pools = {(c["bucket"], c["mode"]): c["pool_bytes"] for c in modes["captures"]}
+    # 2048 rows, 4 heads: the full graph's scores and their softmax alone are 128 MiB.
+    assert pools[(2048, "full")] >= 2 * 4 * 2048**2 * 4 > pools[(2048, "piecewise")]
+    iterations = rec.experiment["profile_iterations"]
+    assert graph_launches(experiments.recorded_decoder_timelines(rec)) == {
+        "eager": 0,
+        "graph": iterations,
+        "piecewise": 2 * iterations,
+    }
+
+
+def graph_launches(timelines) -> dict[str, int]:
+    """How many graph launches the host made in each timeline, by name."""
+    return {
+        name: sum(call_name(n) in GRAPH_LAUNCH_CALLS for n in tl.name[tl.kind == "launch"])
+        for name, tl in timelines.items()
+    }

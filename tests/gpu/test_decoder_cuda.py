@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import pytest
 import torch
+from test_decoder import graph_launches
 
 from graphlab.timing import experiments
 from graphlab.timing.decoder import DecoderLayer, FullGraph, PiecewiseGraphs, pool_bytes
 from graphlab.timing.recordings import recording
-from graphlab.trace.events import GRAPH_LAUNCH_CALLS, call_name
 
 pytestmark = pytest.mark.cuda
 
@@ -92,10 +92,10 @@ def test_record_writes_the_decoder_recording_the_lesson_reads(tmp_path):
     assert len(rec.timings["modes"]["steps"]) == 5 * 2 * len(experiments.DECODER_STEPS)
     timelines = experiments.recorded_decoder_timelines(rec)
     iterations = rec.experiment["profile_iterations"]
-    launches = {
-        mode: sum(call_name(n) in GRAPH_LAUNCH_CALLS for n in tl.name[tl.kind == "launch"])
-        for mode, tl in timelines.items()
+    assert graph_launches(timelines) == {
+        "eager": 0,
+        "graph": iterations,
+        "piecewise": 2 * iterations,
     }
-    assert launches == {"eager": 0, "graph": iterations, "piecewise": 2 * iterations}
     assert all(timeline.is_gpu.any() for timeline in timelines.values())
     assert timelines["piecewise"].meta["recording"] == name
