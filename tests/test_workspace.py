@@ -34,6 +34,7 @@ COURSE = [
     ("06_does_it_pay.ipynb", "Does it pay?"),
     ("07_training.ipynb", "Training"),
     ("08_memory.ipynb", "Memory"),
+    ("11_full_vs_piecewise.ipynb", "Full vs piecewise graphs"),
 ]
 
 
@@ -95,7 +96,7 @@ def test_the_shipped_lessons_of_a_checkout_are_its_notebooks():
         pytest.fail("graphlab/lessons/ exists in the source tree; it is made only in the wheel")
     assert shipped_folder() == ROOT / "notebooks"
     assert [(lesson.file, lesson.title) for lesson in lessons()] == COURSE
-    assert [lesson.number for lesson in lessons()] == [f"{n:02d}" for n in range(9)]
+    assert [lesson.number for lesson in lessons()] == [f"{n:02d}" for n in (*range(9), 11)]
 
 
 # -------------------------------------------------------------------------- workspace
