@@ -19,6 +19,7 @@ import torch
 from wrong_answers import adam, capture_all, capture_only, warm_up
 
 from graphlab import DEVICE, cuda
+from graphlab.timing.decoder import describe
 
 # --- lesson 00 ----------------------------------------------------------------------------------
 
@@ -261,6 +262,34 @@ def capture_fork_join_on_own_streams(static_x, side):
     return g, out
 
 
+# --- lesson 11 ----------------------------------------------------------------------------------
+
+
+def dispatch(graphs, layer, x, seq_lens):
+    """The lesson's solution: the batch descriptor names the bucket."""
+    bucket = describe(seq_lens, graphs).padded
+    if bucket is None:
+        return layer(x, seq_lens)
+    runner = graphs[bucket]
+    n = x.shape[0]
+    runner.static_x[:n].copy_(x)
+    runner.replay(seq_lens)
+    return runner.static_out[:n].clone()
+
+
+def dispatch_by_search(graphs, layer, x, seq_lens):
+    """Walks the sizes in order, zeroes the padding, assigns by slice, falls back via forward()."""
+    n = sum(seq_lens)
+    for size in sorted(graphs):
+        if size >= n:
+            runner = graphs[size]
+            runner.static_x.zero_()
+            runner.static_x[:n] = x
+            runner.replay(list(seq_lens))
+            return runner.static_out.narrow(0, 0, n).detach().clone()
+    return layer.forward(x, seq_lens)
+
+
 def line(text: str) -> str:
     """The regular expression of exactly this success line."""
     return re.escape(f"PASSED {text}") + r"\n"
@@ -307,6 +336,7 @@ def hangs_walking_the_ranks(replays):
             position[1] += 1
 
 
+ROUTES = "[8, 16, 16, 32, 'eager', 8, 32, 'eager']"  # 5, 13, 16, 24, 35, 1, 32, 39 tokens
 SUCCESS = {
     "check_busy_fraction": line(
         "busy fraction of the hand-made timeline: yours 0.5 vs expected 0.5"
@@ -345,6 +375,10 @@ SUCCESS = {
     "check_matching_replays": line(
         "waiting ranks of the last case: yours {0: 1, 1: 3, 2: 1} vs expected {0: 1, 1: 3, 2: 1}"
     ),
+    # the batches' buckets among 8, 16 and 32 tokens, or eager past 32
+    "check_dispatch": line(
+        f"where each batch ran (bucket, or eager): yours {ROUTES} vs expected {ROUTES}"
+    ),
 }
 
 # (checker, answer or answers): the reference solution, then another correct way
@@ -376,4 +410,6 @@ RIGHT = [
     ("check_fork_join", capture_fork_join_on_own_streams),
     ("check_matching_replays", hangs),
     ("check_matching_replays", hangs_walking_the_ranks),
+    ("check_dispatch", dispatch),
+    ("check_dispatch", dispatch_by_search),
 ]

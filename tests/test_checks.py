@@ -43,6 +43,7 @@ LESSONS = {
     "check_shared_pool": "08_memory",
     "check_fork_join": "09_multi_stream",
     "check_matching_replays": "13_nccl",
+    "check_dispatch": "11_full_vs_piecewise",
 }
 on_emulator = pytest.mark.skipif(backend().is_cuda, reason="about the CPU emulator")
 
@@ -201,6 +202,7 @@ FIRST_CALLED = {
     "check_shared_pool": "capture_all",
     "check_fork_join": "capture_fork_join",
     "check_matching_replays": "hangs",
+    "check_dispatch": "dispatch",
 }
 
 

@@ -15,6 +15,7 @@ import numpy as np
 import torch
 
 from graphlab import DEVICE, cuda
+from graphlab.timing.decoder import describe
 
 # --- lesson 00: busy fraction ------------------------------------------------------------------
 
@@ -537,6 +538,96 @@ def fork_before_capture(static_x, side):
     return g, out
 
 
+# --- lesson 11: full vs piecewise graphs ---------------------------------------------------------
+
+
+def replay_in_bucket(graphs, x, seq_lens):
+    """The right replay of a batch; the runner that ran it, or None when no bucket holds it."""
+    bucket = describe(seq_lens, graphs).padded
+    if bucket is None:
+        return None
+    graphs[bucket].static_x[: x.shape[0]].copy_(x)
+    graphs[bucket].replay(seq_lens)
+    return graphs[bucket]
+
+
+def dispatch_eagerly(graphs, layer, x, seq_lens):
+    return layer(x, seq_lens)
+
+
+def dispatch_to_largest(graphs, layer, x, seq_lens):
+    """Every batch that fits goes to the largest bucket."""
+    n, largest = x.shape[0], graphs[max(graphs)]
+    if n > max(graphs):
+        return layer(x, seq_lens)
+    largest.static_x[:n].copy_(x)
+    largest.replay(seq_lens)
+    return largest.static_out[:n].clone()
+
+
+def dispatch_padded_rows(graphs, layer, x, seq_lens):
+    runner = replay_in_bucket(graphs, x, seq_lens)
+    return layer(x, seq_lens) if runner is None else runner.static_out.clone()
+
+
+def dispatch_view(graphs, layer, x, seq_lens):
+    runner = replay_in_bucket(graphs, x, seq_lens)
+    return layer(x, seq_lens) if runner is None else runner.static_out[: x.shape[0]]
+
+
+def dispatch_without_copy(graphs, layer, x, seq_lens):
+    """Replays without copying the batch in: the graph reads what static_x held before."""
+    bucket = describe(seq_lens, graphs).padded
+    if bucket is None:
+        return layer(x, seq_lens)
+    graphs[bucket].replay(seq_lens)
+    return graphs[bucket].static_out[: x.shape[0]].clone()
+
+
+def dispatch_as_one_prompt(graphs, layer, x, seq_lens):
+    """Replays as if the batch were one prompt: attention then mixes the prompts."""
+    runner = replay_in_bucket(graphs, x, [x.shape[0]])
+    return layer(x, seq_lens) if runner is None else runner.static_out[: x.shape[0]].clone()
+
+
+def dispatch_cut_to_largest(graphs, layer, x, seq_lens):
+    """A batch past the largest bucket replays the largest graph on its first prompt, then runs
+    eagerly anyway."""
+    runner = replay_in_bucket(graphs, x, seq_lens)
+    if runner is not None:
+        return runner.static_out[: x.shape[0]].clone()
+    graphs[max(graphs)].replay(seq_lens[:1])
+    return layer(x, seq_lens)
+
+
+def dispatch_replay_and_eager(graphs, layer, x, seq_lens):
+    replay_in_bucket(graphs, x, seq_lens)
+    return layer(x, seq_lens)
+
+
+def dispatch_twice(graphs, layer, x, seq_lens):
+    replay_in_bucket(graphs, x, seq_lens)
+    runner = replay_in_bucket(graphs, x, seq_lens)
+    return layer(x, seq_lens) if runner is None else runner.static_out[: x.shape[0]].clone()
+
+
+OUTPUT_BUFFER = {}
+
+
+def dispatch_into_one_buffer(graphs, layer, x, seq_lens):
+    """Copies every answer into one buffer of its own, which the next batch overwrites."""
+    runner = replay_in_bucket(graphs, x, seq_lens)
+    out = layer(x, seq_lens) if runner is None else runner.static_out[: x.shape[0]]
+    buffer = OUTPUT_BUFFER.setdefault(out.device, torch.empty(64, out.shape[1], device=out.device))
+    return buffer[: out.shape[0]].copy_(out)
+
+
+def dispatch_as_a_list(graphs, layer, x, seq_lens):
+    runner = replay_in_bucket(graphs, x, seq_lens)
+    out = layer(x, seq_lens) if runner is None else runner.static_out[: x.shape[0]]
+    return out.tolist()
+
+
 def constant(value):
     """An answer that ignores its arguments and returns ``value``."""
     return lambda *args: value
@@ -687,4 +778,16 @@ WRONG = [
     ("check_matching_replays", hangs_lowest_rank_only, "not only one of them"),
     ("check_matching_replays", hangs_at_positions, "Those are collective positions"),
     ("check_matching_replays", constant({}), "expected {0: 2}"),
+    # 11
+    ("check_dispatch", dispatch_eagerly, "batch of 5 tokens, which fits the bucket of 8, no graph"),
+    ("check_dispatch", dispatch_to_largest, "graph(s) of [32]; the smallest bucket that holds 5"),
+    ("check_dispatch", dispatch_padded_rows, "returned 8 rows for a batch of 5 tokens"),
+    ("check_dispatch", dispatch_view, "5 tokens shares memory with the bucket's static_out"),
+    ("check_dispatch", dispatch_without_copy, "prompts [3, 2] your output differs from the"),
+    ("check_dispatch", dispatch_as_one_prompt, "prompts [3, 2] your output differs from the"),
+    ("check_dispatch", dispatch_cut_to_largest, "35 tokens is larger than the largest bucket"),
+    ("check_dispatch", dispatch_replay_and_eager, "graph of 8 and also ran the layer eagerly"),
+    ("check_dispatch", dispatch_twice, "replayed the graph of 8 2 times"),
+    ("check_dispatch", dispatch_into_one_buffer, "batch of 5 tokens changed after later batches"),
+    ("check_dispatch", dispatch_as_a_list, "what dispatch returns should be a tensor"),
 ]

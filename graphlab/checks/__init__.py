@@ -29,6 +29,7 @@ lesson                  checkers
 08 memory               :func:`check_shared_pool`
 09 multi-stream         :func:`check_fork_join`
 13 NCCL                 :func:`check_matching_replays`
+11 full vs piecewise    :func:`check_dispatch`
 ======================  ====================================================================
 """
 
@@ -39,6 +40,7 @@ from .memory import check_shared_pool
 from .multi_stream import check_fork_join
 from .nccl import check_matching_replays
 from .outputs import check_keep_outputs
+from .piecewise import check_dispatch
 from .randomness import check_reproducible_replays
 from .start_here import check_busy_fraction
 from .static_inputs import check_replay_with_new_inputs
@@ -49,6 +51,7 @@ __all__ = [
     "check_busy_fraction",
     "check_capture_chain",
     "check_captured_training",
+    "check_dispatch",
     "check_fork_join",
     "check_keep_outputs",
     "check_kernels_per_replay",

@@ -36,5 +36,8 @@ UNJOINED = Section("09_multi_stream", 4, "Forget the join: the capture fails")
 FORK_JOIN_EXERCISE = Section("09_multi_stream", 6, "Exercise: fork and join")
 # 13 NCCL
 MATCHING = Section("13_nccl", 4, "Why a mismatched replay hangs")
+# 11 full vs piecewise
+MAKE_UP = Section("11_full_vs_piecewise", 3, "A full graph: the make-up as data")
+DISPATCHER = Section("11_full_vs_piecewise", 5, "A dispatcher and its key")
 
 ALL = tuple(value for value in dict(globals()).values() if isinstance(value, Section))
