@@ -182,6 +182,18 @@ def break_even_numpy(t):
     return t["capture_us"] / (eager - replay) if replay < eager else None
 
 
+# --- lesson 10 ----------------------------------------------------------------------------------
+
+
+def replayed(calls):
+    return calls["replays"] > 0 and calls["captures"] == 0 and calls["cudagraph_skips"] == 0
+
+
+def replayed_by_the_log(calls):
+    skipped = any(line.startswith("skipping cudagraphs") for line in calls["log"])
+    return not skipped and not calls["captures"] and calls["replays"] >= 1
+
+
 # --- lesson 07 ----------------------------------------------------------------------------------
 
 
@@ -253,6 +265,8 @@ SUCCESS = {
     "check_break_even": line("break-even repetitions of the first case: yours 400 vs expected 400"),
     "check_captured_training": same_values("loss after 3 replayed training steps"),
     "check_shared_pool": line("memory pools used by 3 graphs: yours 1 vs expected 1"),
+    # the steady call and the call split into partitions
+    "check_compiled_replays": line("calls that really replayed, of 8: yours 2 vs expected 2"),
 }
 
 # (checker, answer or answers): the reference solution, then another correct way
@@ -279,4 +293,6 @@ RIGHT = [
     ("check_captured_training", (capture_step, sgd)),
     ("check_shared_pool", capture_all),
     ("check_shared_pool", capture_all_sharing_the_first_pool),
+    ("check_compiled_replays", replayed),
+    ("check_compiled_replays", replayed_by_the_log),
 ]

@@ -41,6 +41,7 @@ LESSONS = {
     "check_break_even": "06_does_it_pay",
     "check_captured_training": "07_training",
     "check_shared_pool": "08_memory",
+    "check_compiled_replays": "10_torch_compile",
 }
 on_emulator = pytest.mark.skipif(backend().is_cuda, reason="about the CPU emulator")
 
@@ -197,6 +198,7 @@ FIRST_CALLED = {
     "check_break_even": "break_even",
     "check_captured_training": "make_optimizer",
     "check_shared_pool": "capture_all",
+    "check_compiled_replays": "replayed",
 }
 
 

@@ -27,9 +27,11 @@ lesson                  checkers
 06 does it pay?         :func:`check_break_even`
 07 training             :func:`check_captured_training`
 08 memory               :func:`check_shared_pool`
+10 torch.compile        :func:`check_compiled_replays`
 ======================  ====================================================================
 """
 
+from .compiled import check_compiled_replays
 from .does_it_pay import check_break_even
 from .dynamic_shapes import check_padding_waste, check_run_padded
 from .kernel_gaps import check_capture_chain, check_kernels_per_replay
@@ -45,6 +47,7 @@ __all__ = [
     "check_busy_fraction",
     "check_capture_chain",
     "check_captured_training",
+    "check_compiled_replays",
     "check_keep_outputs",
     "check_kernels_per_replay",
     "check_padding_waste",
