@@ -27,6 +27,7 @@ LESSONS = [
     "06_does_it_pay.ipynb",
     "07_training.ipynb",
     "08_memory.ipynb",
+    "10_torch_compile.ipynb",
 ]
 
 

@@ -404,20 +404,28 @@ def _profile_and_write(
 #     {"schema": "graphlab.compiled/1", "name": "compiled_mlp_l16_w64_b4",
 #      "meta": <machine_meta>, "experiment": <workload description + calls, repeats, warmup>,
 #      "timings": {"eager_us", "compiled_us", "manual_graph_us", "first_calls_s"},
-#      "steady": {"captures", "replays", "cudagraph_skips", "log"},
+#      "first_calls": [<counts of compiled call 1>, <call 2>, <call 3>],
+#      "steady": <counts over the timed compiled calls>,
+#      "overwritten": {"error", "copy_kept"},
 #      "variants": {<name>: {"what", "first": <counts>, "then": <counts>}}}
 #
 # Per-call times are medians over ``repeats`` loops of ``calls`` calls, timed with CUDA events.
 # ``compiled_us`` includes what CUDAGraph Trees does on the host per call (input checks, copies
 # of non-static inputs); ``manual_graph_us`` is ``graph.replay()`` alone, inputs in place.
 # ``first_calls_s`` is the wall time of the first three compiled calls (compile, warm-up, record).
-# Counts come from :func:`watch_cudagraphs`. Write it with :func:`record_compiled`.
+# Counts (``{"captures", "replays", "cudagraph_skips", "log"}``) come from
+# :func:`watch_cudagraphs`. Write the file with :func:`record_compiled`.
 
 COMPILED_NAME = "compiled_mlp_l16_w64_b4"
 COMPILED_SCHEMA = "graphlab.compiled/1"
+# A folder of its own: every JSON file directly in RECORDINGS_DIR must be a graphlab.recording/1.
+COMPILED_DIR = RECORDINGS_DIR / "compiled"
 # CUDAGraph Trees logs its "skipping cudagraphs due to ..." lines on this artifact logger
 # (torch._inductor.cudagraph_utils, artifact "cudagraphs"; TORCH_LOGS=cudagraphs shows them).
 CUDAGRAPHS_LOGGER = "torch._inductor.cudagraph_utils.__cudagraphs"
+# Batch sizes fed to one compiled MLP: ten distinct sizes, more than CUDAGraph Trees' default
+# warning limit (torch._inductor.config.triton.cudagraph_dynamic_shape_warn_limit, 8), then 4 again.
+NEW_SHAPES = (4, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 4)
 
 
 @dataclass
@@ -572,8 +580,8 @@ def _variants(fn: Callable, x: Any) -> dict[str, dict[str, Any]]:
             **_observe(reads_cpu_tensor, same, graph_partition=True),
         },
         "new_shapes": {
-            "what": "batches 4, 4, 5, 6, 7, 5, 4, 4",
-            **_observe(fn, [batch(rows) for rows in (4, 4, 5, 6, 7, 5, 4, 4)]),
+            "what": f"batches {', '.join(map(str, NEW_SHAPES))}",
+            **_observe(fn, [batch(rows) for rows in NEW_SHAPES]),
         },
     }
 
@@ -599,9 +607,12 @@ def measure_compiled(calls: int = 200, repeats: int = 5, warmup: int = 3) -> dic
 
     torch._dynamo.reset()
     step = _compiled_step(torch.compile(fn, mode="reduce-overhead"), x)
+    first_calls = []
     began = time.perf_counter()
     for _ in range(3):  # compile and warm up, record, first replay
-        step()
+        with watch_cudagraphs() as calls:
+            step()
+        first_calls.append(calls.to_dict())
     torch.cuda.synchronize()
     first_calls_s = time.perf_counter() - began
     with watch_cudagraphs() as steady:
@@ -619,16 +630,39 @@ def measure_compiled(calls: int = 200, repeats: int = 5, warmup: int = 3) -> dic
             "manual_graph_us": manual_us,
             "first_calls_s": first_calls_s,
         },
+        "first_calls": first_calls,
         "steady": steady.to_dict(),
+        "overwritten": _overwritten(step),
         "variants": _variants(fn, x),
     }
+
+
+def _overwritten(step: Callable[[], Any]) -> dict[str, Any]:
+    """Keep one compiled call's output, make a second call, then read the first output.
+
+    ``error``: the first line of what reading it raised (None if nothing); ``copy_kept``: whether
+    a clone taken before the second call still holds the first call's values.
+    """
+    import torch
+
+    first = step()
+    kept = first.clone()
+    second = step()
+    try:
+        first.sum().item()
+        error = None
+    except RuntimeError as exc:
+        error = str(exc).strip().splitlines()[0]
+    torch.cuda.synchronize()
+    return {"error": error, "copy_kept": bool(torch.equal(kept, second))}
 
 
 def record_compiled(
     out_dir: str | os.PathLike | None = None, command: str = "graphlab record compiled"
 ) -> Path:
-    """Measure :func:`measure_compiled` and write ``compiled_mlp_l16_w64_b4.json`` atomically."""
-    folder = _writable_folder(out_dir if out_dir is not None else RECORDINGS_DIR)
+    """Measure :func:`measure_compiled` and write ``compiled_mlp_l16_w64_b4.json`` atomically,
+    by default into the bundled ``recorded/compiled`` folder."""
+    folder = _writable_folder(out_dir if out_dir is not None else COMPILED_DIR)
     data = {"schema": COMPILED_SCHEMA, "name": COMPILED_NAME, "meta": machine_meta(command)}
     data.update(measure_compiled())
     text = json.dumps(data, separators=(",", ":"), allow_nan=False)
@@ -638,7 +672,7 @@ def record_compiled(
 def load_compiled(directory: str | os.PathLike | None = None) -> dict[str, Any]:
     """The bundled ``compiled_mlp_l16_w64_b4.json`` recording, checked; RecordingError if it is
     missing or not one."""
-    path = Path(directory if directory is not None else RECORDINGS_DIR) / f"{COMPILED_NAME}.json"
+    path = Path(directory if directory is not None else COMPILED_DIR) / f"{COMPILED_NAME}.json"
     try:
         data = json.loads(path.read_text())
     except (OSError, ValueError) as exc:
