@@ -662,7 +662,8 @@ def _overwritten(step: Callable[[], Any]) -> dict[str, Any]:
 
 
 def record_compiled(
-    out_dir: str | os.PathLike | None = None, command: str = "graphlab record compiled"
+    out_dir: str | os.PathLike | None = None,
+    command: str = "graphlab.timing.experiments.record_compiled()",
 ) -> Path:
     """Measure :func:`measure_compiled` and write ``compiled_mlp_l16_w64_b4.json`` atomically,
     by default into the bundled ``recorded/compiled`` folder."""
@@ -677,6 +678,11 @@ def load_compiled(directory: str | os.PathLike | None = None) -> dict[str, Any]:
     """The bundled ``compiled_mlp_l16_w64_b4.json`` recording, checked; RecordingError if it is
     missing or not one."""
     path = Path(directory if directory is not None else COMPILED_DIR) / f"{COMPILED_NAME}.json"
+    if not path.is_file():
+        raise RecordingError(
+            f"no recording {path.name} in {path.parent.name}/ yet; on a GPU, write it with "
+            "graphlab.timing.experiments.record_compiled()"
+        )
     try:
         data = json.loads(path.read_text())
     except (OSError, ValueError) as exc:
