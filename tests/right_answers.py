@@ -183,6 +183,18 @@ def break_even_numpy(t):
     return t["capture_us"] / (eager - replay) if replay < eager else None
 
 
+# --- lesson 10 ----------------------------------------------------------------------------------
+
+
+def replayed(calls):
+    return calls["replays"] > 0 and calls["captures"] == 0 and calls["cudagraph_skips"] == 0
+
+
+def replayed_by_the_log(calls):
+    skipped = any(line.startswith("skipping cudagraphs") for line in calls["log"])
+    return not skipped and not calls["captures"] and calls["replays"] >= 1
+
+
 # --- lesson 07 ----------------------------------------------------------------------------------
 
 
@@ -379,6 +391,8 @@ SUCCESS = {
     "check_dispatch": line(
         f"where each batch ran (bucket, or eager): yours {ROUTES} vs expected {ROUTES}"
     ),
+    # the steady call and the call split into partitions
+    "check_compiled_replays": line("calls that really replayed, of 8: yours 2 vs expected 2"),
 }
 
 # (checker, answer or answers): the reference solution, then another correct way
@@ -412,4 +426,6 @@ RIGHT = [
     ("check_matching_replays", hangs_walking_the_ranks),
     ("check_dispatch", dispatch),
     ("check_dispatch", dispatch_by_search),
+    ("check_compiled_replays", replayed),
+    ("check_compiled_replays", replayed_by_the_log),
 ]

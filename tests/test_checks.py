@@ -44,6 +44,7 @@ LESSONS = {
     "check_fork_join": "09_multi_stream",
     "check_matching_replays": "13_nccl",
     "check_dispatch": "11_full_vs_piecewise",
+    "check_compiled_replays": "10_torch_compile",
 }
 on_emulator = pytest.mark.skipif(backend().is_cuda, reason="about the CPU emulator")
 
@@ -203,6 +204,7 @@ FIRST_CALLED = {
     "check_fork_join": "capture_fork_join",
     "check_matching_replays": "hangs",
     "check_dispatch": "dispatch",
+    "check_compiled_replays": "replayed",
 }
 
 

@@ -28,6 +28,7 @@ LESSONS = [
     "07_training.ipynb",
     "08_memory.ipynb",
     "09_multi_stream.ipynb",
+    "10_torch_compile.ipynb",
     "11_full_vs_piecewise.ipynb",
     "13_nccl.ipynb",
 ]

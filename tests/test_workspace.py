@@ -35,6 +35,7 @@ COURSE = [
     ("07_training.ipynb", "Training"),
     ("08_memory.ipynb", "Memory"),
     ("09_multi_stream.ipynb", "Multi-stream capture"),
+    ("10_torch_compile.ipynb", "torch.compile's CUDA graphs"),
     ("11_full_vs_piecewise.ipynb", "Full vs piecewise graphs"),
     ("13_nccl.ipynb", "NCCL and multiple GPUs"),
 ]

@@ -628,6 +628,29 @@ def dispatch_as_a_list(graphs, layer, x, seq_lens):
     return out.tolist()
 
 
+# --- lesson 10: did a compiled call replay? ----------------------------------------------------
+
+
+def replayed_if_any_replay(calls):
+    return calls["replays"] > 0
+
+
+def replayed_unless_skipped(calls):
+    return calls["cudagraph_skips"] == 0
+
+
+def replayed_ignoring_skips(calls):
+    return calls["replays"] > 0 and calls["captures"] == 0
+
+
+def replayed_without_counting_replays(calls):
+    return calls["captures"] == 0 and calls["cudagraph_skips"] == 0
+
+
+def replayed_exactly_once(calls):
+    return calls["replays"] == 1 and calls["captures"] == 0 and calls["cudagraph_skips"] == 0
+
+
 def constant(value):
     """An answer that ignores its arguments and returns ``value``."""
     return lambda *args: value
@@ -790,4 +813,13 @@ WRONG = [
     ("check_dispatch", dispatch_twice, "replayed the graph of 8 2 times"),
     ("check_dispatch", dispatch_into_one_buffer, "batch of 5 tokens changed after later batches"),
     ("check_dispatch", dispatch_as_a_list, "what dispatch returns should be a tensor"),
+    # 10
+    ("check_compiled_replays", constant(True), "the first call (warm-up)"),
+    ("check_compiled_replays", constant(False), "a steady call of the MLP"),
+    ("check_compiled_replays", replayed_if_any_replay, "A capture means False"),
+    ("check_compiled_replays", replayed_unless_skipped, "it recorded (or warmed up)"),
+    ("check_compiled_replays", replayed_ignoring_skips, "A skip means False"),
+    ("check_compiled_replays", replayed_without_counting_replays, "No replay means False"),
+    ("check_compiled_replays", replayed_exactly_once, "one per partition"),
+    ("check_compiled_replays", constant("yes"), "should return True or False, not 'yes'"),
 ]

@@ -30,9 +30,11 @@ lesson                  checkers
 09 multi-stream         :func:`check_fork_join`
 13 NCCL                 :func:`check_matching_replays`
 11 full vs piecewise    :func:`check_dispatch`
+10 torch.compile        :func:`check_compiled_replays`
 ======================  ====================================================================
 """
 
+from .compiled import check_compiled_replays
 from .does_it_pay import check_break_even
 from .dynamic_shapes import check_padding_waste, check_run_padded
 from .kernel_gaps import check_capture_chain, check_kernels_per_replay
@@ -51,6 +53,7 @@ __all__ = [
     "check_busy_fraction",
     "check_capture_chain",
     "check_captured_training",
+    "check_compiled_replays",
     "check_dispatch",
     "check_fork_join",
     "check_keep_outputs",

@@ -1,0 +1,55 @@
+"""The lesson 10 measurement's parts that need no GPU: what watch_cudagraphs collects and puts
+back, and how load_compiled refuses a missing or foreign file."""
+
+from __future__ import annotations
+
+import json
+import logging
+
+import pytest
+import torch
+from torch._dynamo.utils import counters
+
+from graphlab.errors import RecordingError
+from graphlab.timing import experiments
+
+SKIP = "skipping cudagraphs due to mutated inputs (1 instances)"
+
+
+def test_watch_cudagraphs_keeps_the_skip_lines_and_counts_the_skips():
+    logger = logging.getLogger(experiments.CUDAGRAPHS_LOGGER)
+    level, handlers = logger.level, list(logger.handlers)
+    with experiments.watch_cudagraphs() as calls:
+        logger.warning(SKIP)
+        counters["inductor"]["cudagraph_skips"] += 3
+    logger.warning("after the block: not kept")
+    assert calls.to_dict() == {"captures": 0, "replays": 0, "cudagraph_skips": 3, "log": [SKIP]}
+    assert (logger.level, logger.handlers) == (level, handlers)
+
+
+def test_watch_cudagraphs_puts_the_graph_methods_back_even_after_an_error():
+    replay, capture_begin = torch.cuda.CUDAGraph.replay, torch.cuda.CUDAGraph.capture_begin
+    with pytest.raises(ValueError), experiments.watch_cudagraphs():
+        assert torch.cuda.CUDAGraph.replay is not replay
+        raise ValueError("inside the block")
+    assert torch.cuda.CUDAGraph.replay is replay
+    assert torch.cuda.CUDAGraph.capture_begin is capture_begin
+
+
+def test_load_compiled_without_a_recording_says_how_to_make_one(tmp_path):
+    with pytest.raises(RecordingError, match=r"record_compiled\(\)"):
+        experiments.load_compiled(tmp_path)
+
+
+@pytest.mark.parametrize(
+    ("content", "words"),
+    [
+        ({"schema": "graphlab.recording/1"}, "is not a graphlab.compiled/1 recording"),
+        ({"schema": "graphlab.compiled/1", "meta": {}, "timings": {}}, "lacks experiment, steady"),
+        ([1, 2], "is not a graphlab.compiled/1 recording"),
+    ],
+)
+def test_load_compiled_refuses_what_is_not_its_recording(tmp_path, content, words):
+    (tmp_path / "compiled_mlp_l16_w64_b4.json").write_text(json.dumps(content))
+    with pytest.raises(RecordingError, match=words):
+        experiments.load_compiled(tmp_path)
