@@ -630,6 +630,8 @@ def _decoder_step(
             runner.replay(seq_lens, how)
         return runner.static_out[:rows].clone()
 
+    return step
+
 
 # --- torch.compile(mode="reduce-overhead") against eager and a manual graph (lesson 10) ----------
 #
@@ -949,9 +951,9 @@ def measure_compiled(calls: int = 200, repeats: int = 5, warmup: int = 3) -> dic
     first_calls = []
     began = time.perf_counter()
     for _ in range(3):  # compile and warm up, record, first replay
-        with watch_cudagraphs() as calls:
+        with watch_cudagraphs() as seen:
             step()
-        first_calls.append(calls.to_dict())
+        first_calls.append(seen.to_dict())
     torch.cuda.synchronize()
     first_calls_s = time.perf_counter() - began
     compiled_us = _per_call_us(step, calls, repeats)
