@@ -1,9 +1,10 @@
 """The HTTP API under ``/graphlab/`` that the JupyterLab extension calls.
 
-Every handler is a jupyter_server ``APIHandler`` with ``tornado.web.authenticated``: a request
-without the user's token or login cookie is refused (403), and a POST also needs the XSRF
-token, exactly as for Jupyter's own API. Errors come back as ``{"message": one line}`` with a
-4xx status; the message is the same sentence the CLI would print.
+Every JSON handler is a jupyter_server ``APIHandler`` with ``tornado.web.authenticated``: a
+request without the user's token or login cookie is refused (403), and a POST also needs the
+XSRF token, exactly as for Jupyter's own API. plotly.js is served by an authenticated
+``JupyterHandler`` (an APIHandler would label it JSON). Errors come back as
+``{"message": one line}`` with a 4xx status; the message is the sentence the CLI would print.
 
 Routes:
 
@@ -26,7 +27,7 @@ from pathlib import Path
 
 import plotly
 import tornado.web
-from jupyter_server.base.handlers import APIHandler
+from jupyter_server.base.handlers import APIHandler, JupyterHandler
 from jupyter_server.utils import url_path_join
 
 from ..errors import GraphlabError
@@ -136,7 +137,10 @@ class TraceHandler(_Base):
         return lo, hi
 
 
-class PlotlyHandler(_Base):
+class PlotlyHandler(JupyterHandler):
+    """A script, not JSON: a JupyterHandler (an unauthenticated request is sent to the login
+    page instead of getting the file)."""
+
     @tornado.web.authenticated
     def get(self) -> None:
         self.set_header("Content-Type", "text/javascript; charset=utf-8")
