@@ -18,10 +18,10 @@ import plotly
 import pytest
 from tornado.httpclient import HTTPClientError
 
+from graphlab import Timeline
 from graphlab.server.handlers import PLOTLY_JS
 from graphlab.server.lessons import read_lesson
 from graphlab.server.paths import PathRefused, resolve_in_root
-from graphlab.timeline import Timeline
 
 pytest_plugins = ["pytest_jupyter.jupyter_server"]
 

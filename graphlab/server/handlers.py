@@ -30,7 +30,8 @@ import tornado.web
 from jupyter_server.base.handlers import APIHandler, JupyterHandler
 from jupyter_server.utils import url_path_join
 
-from ..errors import GraphlabError
+from graphlab.errors import GraphlabError
+
 from .backend_probe import probe_backend
 from .lessons import lessons_reply, progress_store
 from .paths import PathRefused, resolve_in_root

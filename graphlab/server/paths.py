@@ -11,7 +11,7 @@ import os
 import re
 from pathlib import Path, PurePosixPath
 
-from ..errors import GraphlabError
+from graphlab.errors import GraphlabError
 
 __all__ = ["PathRefused", "resolve_in_root"]
 

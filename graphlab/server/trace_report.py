@@ -18,10 +18,10 @@ from typing import Any
 
 import plotly.graph_objects as go
 
-from ..fast_kineto import load_trace_fast
-from ..widgets.figures import Panel, lod_min_gap, panel_of, timeline_layout, timeline_traces
-from ..widgets.lanes import device_gaps_ns
-from ..widgets.sources import banner
+from graphlab.trace.timeline import Timeline
+from graphlab.widgets.figures import Panel, lod_min_gap, panel_of, timeline_layout, timeline_traces
+from graphlab.widgets.lanes import device_gaps_ns
+from graphlab.widgets.sources import banner
 
 __all__ = ["TraceCache", "figure_json", "trace_reply"]
 
@@ -41,7 +41,7 @@ class LoadedTrace:
 
 def load(path: Path, title: str) -> LoadedTrace:
     """Read and analyse one trace (TraceError with the reader's one-line message if bad)."""
-    timeline = load_trace_fast(path)
+    timeline = Timeline.from_chrome_trace(path)
     summary = timeline.summary()
     panel = panel_of(title, timeline, banner(timeline.meta), device_gaps_ns(timeline))
     return LoadedTrace(summary.to_dict(), summary.report(), panel)

@@ -1,6 +1,6 @@
-"""Read a large Kineto trace in seconds: the same Timeline as the exact reader, built column-wise.
+"""Read a large Kineto trace in seconds: the exact reader's event table, built column-wise.
 
-The exact reader (:mod:`graphlab.kineto`) parses every number as a :class:`~decimal.Decimal`
+The exact reader (:mod:`graphlab.trace.kineto`) parses every number as a :class:`~decimal.Decimal`
 and walks the events one by one in Python; a million-event trace takes over half a minute on a
 small machine. Here msgspec decodes only the fields graphlab uses (everything else in an event,
 such as the ``args`` of a ``cpu_op``, is skipped without building Python objects), times are
@@ -11,9 +11,9 @@ columns.
 :func:`read_fast` returns ``None`` whenever the file holds anything it does not treat exactly as
 the exact reader does: a time that is not a plain decimal with at most three decimals (or above
 10^15 µs), a field of an unexpected JSON type, a graphlab timeline file, a damaged or empty
-trace. :func:`load_trace_fast` then falls back to the exact reader, which gives the same result
-or the same error, only slower. Equality of the two readers is tested on real and generated
-traces.
+trace. :func:`load_trace_fast`, which ``Timeline.from_chrome_trace`` calls, then falls back to
+the exact reader, which gives the same result or the same error, only slower. Equality of the
+two readers is tested on real and generated traces.
 """
 
 from __future__ import annotations
@@ -33,6 +33,7 @@ import msgspec
 import numpy as np
 from msgspec import UNSET, Raw, UnsetType
 
+from .events import KINDS, EventTable, call_name
 from .kineto import (
     _GPU_CATEGORIES,
     _HOST_CATEGORIES,
@@ -42,7 +43,6 @@ from .kineto import (
     _meta,
     load_trace,
 )
-from .timeline import KINDS, Timeline, call_name
 
 __all__ = ["load_trace_fast", "read_fast"]
 
@@ -89,14 +89,17 @@ _CODE = {kind: code for code, kind in enumerate(KINDS)}
 _FORCED = {"launch": _CODE["launch"], "sync": _CODE["sync"]}
 
 
-def load_trace_fast(path: str | os.PathLike) -> Timeline:
-    """The Timeline of the trace at ``path``: :func:`read_fast`, else the exact reader."""
-    fast = read_fast(path)
-    return fast if fast is not None else load_trace(path)
+def load_trace_fast(src) -> EventTable:
+    """:func:`graphlab.trace.kineto.load_trace`, through :func:`read_fast` for a file path."""
+    if isinstance(src, (str, os.PathLike)):
+        fast = read_fast(src)
+        if fast is not None:
+            return fast
+    return load_trace(src)
 
 
-def read_fast(path: str | os.PathLike) -> Timeline | None:
-    """The trace at ``path`` as a Timeline, or None when only the exact reader may read it."""
+def read_fast(path: str | os.PathLike) -> EventTable | None:
+    """The trace at ``path`` as an event table, or None when only the exact reader may read it."""
     raw = _file_bytes(Path(path))
     if raw is None:
         return None
@@ -107,7 +110,7 @@ def read_fast(path: str | os.PathLike) -> Timeline | None:
     del raw
     if _top(trace.schema) is not None:
         return None  # a graphlab timeline, or a graphlab file the exact reader explains
-    return _timeline(trace, str(path))
+    return _table(trace, str(path))
 
 
 def _file_bytes(path: Path) -> bytes | None:
@@ -132,7 +135,7 @@ def _top(value: Raw) -> Any:
     return json.loads(bytes(value), parse_float=Decimal)
 
 
-def _timeline(trace: _Trace, origin: str) -> Timeline | None:
+def _table(trace: _Trace, origin: str) -> EventTable | None:
     events = trace.traceEvents
     phases = list(map(attrgetter("ph"), events))
     cats = list(map(attrgetter("cat"), events))
@@ -213,7 +216,7 @@ def _timeline(trace: _Trace, origin: str) -> Timeline | None:
     meta = _meta(data, origin, skipped)
     if host_pid is not None:
         meta.setdefault("host_pid", host_pid)
-    return Timeline(
+    return EventTable(
         kind=np.array(KINDS)[codes[rows]],
         name=np.array(names, dtype=object)[rows],
         start_ns=start[rows],
