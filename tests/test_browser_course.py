@@ -66,8 +66,12 @@ except ImportError:
     sys.modules[_store.__name__] = _store
 """
 
-# JavaScript: the app object (JupyterLab and Notebook 7 both expose it when asked to).
+# JavaScript: the app object (JupyterLab and Notebook 7 both expose it when asked to), and
+# conditions the tests wait for.
 APP = "window.jupyterapp"
+SAVED = f"!{APP}.shell.currentWidget.context.model.dirty"
+BUTTON_SAYS = "document.querySelector('.graphlab-SolutionBar button').textContent === '{text}'"
+STATUS_SAYS = "document.querySelector('.graphlab-Status').textContent.endsWith('{text}')"
 
 
 def has_real_store() -> bool:
@@ -182,6 +186,23 @@ def open_notebook(page, base: str, path: str, app: str = "lab") -> None:
     page.wait_for_selector(".graphlab-SolutionBar", timeout=SERVER_START_S * 1000)
 
 
+def wait_until(page, condition: str) -> None:
+    """Wait for a JavaScript condition on the page (UI_S at most)."""
+    page.wait_for_function(f"() => {condition}", timeout=UI_S * 1000)
+
+
+def open_trace(page, path: str, outcome: str, timeout_s: float = UI_S):
+    """Open ``path`` with "CUDA graph timeline"; the view once loaded ("true") or failed."""
+    page.evaluate(
+        f"(path) => {APP}.commands.execute('docmanager:open',"
+        " {path, factory: 'CUDA graph timeline'})",
+        path,
+    )
+    view = page.locator(f".graphlab-Trace[data-graphlab-loaded='{outcome}']")
+    view.wait_for(timeout=timeout_s * 1000)
+    return view
+
+
 def solution_cell(page):
     return page.locator(".jp-Cell", has=page.locator(".graphlab-SolutionBar"))
 
@@ -218,10 +239,7 @@ def test_sidebar_status_bar_and_solutions_in_jupyterlab(tmp_path, monkeypatch):
         record_pass(store, "01_tiny", "tiny")
         page.locator(".jp-Cell").last.click()
         page.keyboard.press("Shift+Enter")
-        page.wait_for_function(
-            "() => document.querySelector('.graphlab-Status').textContent.endsWith('course 1/2')",
-            timeout=UI_S * 1000,
-        )
+        wait_until(page, STATUS_SAYS.format(text="course 1/2"))
         assert " ".join(lessons.first.inner_text().split()) == "01 Tiny exercise 1/1"
         save(page.locator("#jp-main-statusbar"), "course_status_bar.png")
 
@@ -232,16 +250,10 @@ def test_sidebar_status_bar_and_solutions_in_jupyterlab(tmp_path, monkeypatch):
         assert cell.locator(".jp-InputPlaceholder").is_visible()
         save(cell, "solution_hidden.png")
         bar.locator("button").click()
-        page.wait_for_function(
-            "() => document.querySelector('.graphlab-SolutionBar button').textContent"
-            " === 'Hide solution'",
-            timeout=UI_S * 1000,
-        )
+        wait_until(page, BUTTON_SAYS.format(text="Hide solution"))
         assert cell.locator(".cm-content").inner_text().startswith("%%solution tiny --revealed")
         save(cell, "solution_revealed.png")
-        page.wait_for_function(
-            f"() => !{APP}.shell.currentWidget.context.model.dirty", timeout=UI_S * 1000
-        )
+        wait_until(page, SAVED)
         saved = json.loads((root / LESSON.name).read_text())["cells"][3]
         assert saved["metadata"]["graphlab"] == {
             "role": "solution",
@@ -252,12 +264,7 @@ def test_sidebar_status_bar_and_solutions_in_jupyterlab(tmp_path, monkeypatch):
         assert "".join(saved["source"]).startswith("%%solution tiny --revealed\n")
 
         bar.locator("button").click()
-        page.wait_for_function(
-            f"() => !{APP}.shell.currentWidget.context.model.dirty"
-            " && document.querySelector('.graphlab-SolutionBar button').textContent"
-            " === 'Show solution'",
-            timeout=UI_S * 1000,
-        )
+        wait_until(page, f"{SAVED} && {BUTTON_SAYS.format(text='Show solution')}")
         hidden = json.loads((root / LESSON.name).read_text())["cells"][3]
         assert hidden["metadata"]["graphlab"] == {"role": "solution", "exercise": "tiny"}
         assert hidden["metadata"]["jupyter"] == {"source_hidden": True}
@@ -266,23 +273,14 @@ def test_sidebar_status_bar_and_solutions_in_jupyterlab(tmp_path, monkeypatch):
         # The palette command reveals the next hidden solution.
         page.locator(".jp-Cell").first.click()
         page.evaluate(f"() => {APP}.commands.execute('graphlab:show-solution')")
-        page.wait_for_function(
-            "() => document.querySelector('.graphlab-SolutionBar button').textContent"
-            " === 'Hide solution'",
-            timeout=UI_S * 1000,
-        )
+        wait_until(page, BUTTON_SAYS.format(text="Hide solution"))
 
 
 def test_trace_viewer_opens_a_trace_and_reports_a_bad_one(tmp_path):
     with jupyter(tmp_path) as (base, _, _), browser_page() as page:
         page.goto(f"{base}/lab?token={TOKEN}", timeout=SERVER_START_S * 1000)
         page.wait_for_function(f"() => {APP} && {APP}.commands.hasCommand('graphlab:open-trace')")
-        page.evaluate(
-            f"() => {APP}.commands.execute('docmanager:open',"
-            " {path: 'traces/graph_replay.json', factory: 'CUDA graph timeline'})"
-        )
-        view = page.locator(".graphlab-Trace[data-graphlab-loaded='true']")
-        view.wait_for(timeout=UI_S * 1000)
+        view = open_trace(page, "traces/graph_replay.json", "true")
         report = view.locator(".graphlab-Trace-report").inner_text()
         assert report.splitlines()[0] == "GPU work on NVIDIA H200: 40 kernels on 1 stream"
         assert "host: 0 kernel launches, 2 graph launches" in report
@@ -294,12 +292,7 @@ def test_trace_viewer_opens_a_trace_and_reports_a_bad_one(tmp_path):
         page.wait_for_timeout(500)
         save(view, "trace_viewer.png")
 
-        page.evaluate(
-            f"() => {APP}.commands.execute('docmanager:open',"
-            " {path: 'traces/broken.json', factory: 'CUDA graph timeline'})"
-        )
-        broken = page.locator(".graphlab-Trace[data-graphlab-loaded='error']")
-        broken.wait_for(timeout=UI_S * 1000)
+        broken = open_trace(page, "traces/broken.json", "error")
         message = broken.locator(".graphlab-Trace-error").inner_text()
         assert "\n" not in message
         assert message.startswith(str(Path(tmp_path, "root", "traces", "broken.json").resolve()))
@@ -319,15 +312,9 @@ def test_notebook7_opens_a_lesson_and_shows_its_solution(tmp_path):
         cell = solution_cell(page)
         assert cell.locator(".jp-InputPlaceholder").is_visible()
         cell.locator(".graphlab-SolutionBar button").click()
-        page.wait_for_function(
-            "() => document.querySelector('.graphlab-SolutionBar button').textContent"
-            " === 'Hide solution'",
-            timeout=UI_S * 1000,
-        )
+        wait_until(page, BUTTON_SAYS.format(text="Hide solution"))
         assert cell.locator(".cm-content").inner_text().startswith("%%solution tiny --revealed")
-        page.wait_for_function(
-            f"() => !{APP}.shell.currentWidget.context.model.dirty", timeout=UI_S * 1000
-        )
+        wait_until(page, SAVED)
         saved = json.loads((root / LESSON.name).read_text())["cells"][3]
         assert saved["metadata"]["graphlab"]["revealed"] is True
         save(page.locator("#main-panel, .jp-NotebookPanel").first, "notebook7_solution.png")
@@ -361,8 +348,5 @@ def test_run_all_skips_the_solution_and_a_correct_answer_passes(tmp_path, monkey
             "() => document.querySelectorAll('.jp-Cell')[4].innerText.includes('PASSED')",
             timeout=UI_S * 1000,
         )
-        page.wait_for_function(
-            "() => document.querySelector('.graphlab-Status').textContent.endsWith('course 1/2')",
-            timeout=UI_S * 1000,
-        )
+        wait_until(page, STATUS_SAYS.format(text="course 1/2"))
         save(page.locator(".jp-Cell").nth(4), "check_passed.png")
