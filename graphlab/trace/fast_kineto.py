@@ -21,6 +21,7 @@ from __future__ import annotations
 import gzip
 import json
 import os
+import warnings
 import zlib
 from collections import Counter
 from decimal import Decimal
@@ -83,6 +84,9 @@ _NO_ARGS = _Args()
 # int64 with room to spare; anything longer goes to the exact reader.
 _MAX_INT_DIGITS = 15
 _POW10 = 10 ** np.arange(4, dtype=np.int64)
+# The bytes a plain JSON decimal is made of, plus the space that separates them when joined.
+_NUMBER_BYTES = np.zeros(256, dtype=bool)
+_NUMBER_BYTES[list(b"0123456789.- ")] = True
 # Rows are classified with small codes: the index of their kind in KINDS, or one of these.
 _HOST, _SKIP, _UNRESOLVED = -1, -2, -3
 _CODE = {kind: code for code, kind in enumerate(KINDS)}
@@ -252,39 +256,40 @@ def _nanoseconds(texts: list) -> np.ndarray | None:
 
     ``texts`` are the numbers' JSON texts (msgspec Raw or bytes). None if any is written
     otherwise (an exponent, more decimals, a string, null, a missing time) or has more than 15
-    integer digits. The texts are joined into one byte buffer and read one character position
-    at a time over all numbers at once (Horner's rule): a few vector operations per position
-    instead of Python work per number.
+    integer digits. All texts are joined into one buffer; its shape is checked with array
+    operations (which characters, where the sign and the dot are), then the dots are dropped and
+    numpy parses every number as an integer of thousandths of a µs in one call.
     """
     count = len(texts)
-    lengths = np.fromiter(map(len, texts), np.int64, count)
     if count == 0:
         return np.zeros(0, dtype=np.int64)
-    if lengths.min() == 0 or lengths.max() > _MAX_INT_DIGITS + 5:  # sign, digits, dot, 3
+    lengths = np.fromiter(map(len, texts), np.int64, count)
+    if lengths.min() == 0:
         return None
-    buffer = np.frombuffer(b"".join(texts), dtype=np.uint8)
-    starts = np.cumsum(lengths) - lengths
+    joined = b" ".join(texts)
+    buffer = np.frombuffer(joined, dtype=np.uint8)
+    if not _NUMBER_BYTES[buffer].all():
+        return None
+    starts = np.cumsum(lengths + 1) - (lengths + 1)
+    ends = starts + lengths
     negative = buffer[starts] == ord("-")
-    ns = np.zeros(count, dtype=np.int64)
-    whole = np.zeros(count, dtype=np.int64)
-    decimals = np.zeros(count, dtype=np.int64)
-    after_dot = np.zeros(count, dtype=bool)
-    bad = np.zeros(count, dtype=bool)
-    no_sign = np.zeros(count, dtype=bool)
-    for position in range(int(lengths.max())):
-        inside = position < lengths
-        char = np.where(inside, buffer[np.minimum(starts + position, len(buffer) - 1)], 0)
-        is_digit = (char >= ord("0")) & (char <= ord("9"))
-        is_dot = char == ord(".")
-        sign = negative if position == 0 else no_sign
-        bad |= (inside & ~is_digit & ~is_dot & ~sign) | (is_dot & after_dot)
-        ns = np.where(is_digit, ns * 10 + (char.astype(np.int64) - ord("0")), ns)
-        decimals += is_digit & after_dot
-        whole += is_digit & ~after_dot
-        after_dot |= is_dot
-    if bad.any() or whole.min() < 1 or whole.max() > _MAX_INT_DIGITS or decimals.max() > 3:
+    if np.count_nonzero(buffer == ord("-")) != np.count_nonzero(negative):
+        return None  # a minus sign inside a number
+    dots = np.flatnonzero(buffer == ord("."))
+    owner = np.searchsorted(starts, dots, side="right") - 1
+    if len(dots) and np.bincount(owner, minlength=count).max() > 1:
         return None
-    if (after_dot & (decimals == 0)).any():
+    point = ends.copy()
+    point[owner] = dots
+    decimals = ends - point - (point < ends)
+    whole = point - starts - negative
+    if decimals.max() > 3 or whole.min() < 1 or whole.max() > _MAX_INT_DIGITS:
+        return None
+    if len(dots) and decimals[owner].min() < 1:
         return None  # "1." is not JSON; never guess
-    ns *= _POW10[3 - decimals]
-    return np.where(negative, -ns, ns)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        values = np.fromstring(joined.replace(b".", b""), dtype=np.int64, sep=" ")
+    if len(values) != count:
+        return None
+    return values * _POW10[3 - decimals]
