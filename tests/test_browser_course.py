@@ -82,10 +82,11 @@ def has_real_store() -> bool:
 
 
 @contextmanager
-def jupyter(tmp: Path, app: str = "lab"):
+def jupyter(tmp: Path, app: str = "lab", tour: bool = False):
     """``jupyter lab`` or ``jupyter notebook`` on loopback over a fresh course folder.
 
-    Yields (base URL, root folder, stand-in store file).
+    With ``tour`` the course tour may show (jupyterlab-tour's own tours stay off); without, no
+    tour overlay covers what the test clicks. Yields (base URL, root folder, stand-in store).
     """
     root = tmp / "root"
     (root / "traces").mkdir(parents=True)
@@ -95,10 +96,10 @@ def jupyter(tmp: Path, app: str = "lab"):
     (root / "traces" / "broken.json").write_text('{"traceEvents": [{"ph": "X"')
     config = tmp / "config"
     (config / "labconfig").mkdir(parents=True)
-    # No news toast, and no tour overlay over the elements the test clicks.
+    # No news toast, and no tour overlay unless asked for.
     disabled = {
         "@jupyterlab/apputils-extension:announcements": True,
-        "jupyterlab-tour:plugin": True,
+        "jupyterlab-tour:plugin" if not tour else "jupyterlab-tour:default-tours": True,
     }
     (config / "labconfig" / "page_config.json").write_text(
         json.dumps({"disabledExtensions": disabled})
@@ -243,6 +244,19 @@ def test_sidebar_status_bar_and_solutions_in_jupyterlab(tmp_path, monkeypatch):
         assert " ".join(lessons.first.inner_text().split()) == "01 Tiny exercise 1/1"
         save(page.locator("#jp-main-statusbar"), "course_status_bar.png")
 
+        # Reset progress, confirmed in its dialog, empties the store and both views.
+        # (not awaited: the command's promise waits for the dialog, and evaluate would too)
+        page.evaluate(f"() => {{ {APP}.commands.execute('graphlab:reset-progress'); }}")
+        page.locator(".jp-Dialog .jp-mod-accept").click()
+        wait_until(page, STATUS_SAYS.format(text="course 0/2"))
+        # Open course goes to the first lesson not passed: this one again.
+        page.evaluate(f"() => {APP}.commands.execute('graphlab:open-course')")
+        wait_until(page, f"{APP}.shell.currentWidget.context.path === '{LESSON.name}'")
+        record_pass(store, "01_tiny", "tiny")
+        page.locator(".jp-Cell").last.click()
+        page.keyboard.press("Shift+Enter")
+        wait_until(page, STATUS_SAYS.format(text="course 1/2"))
+
         # The solution: hidden, then revealed by its button, saved, then hidden again.
         cell = solution_cell(page)
         bar = cell.locator(".graphlab-SolutionBar")
@@ -276,11 +290,34 @@ def test_sidebar_status_bar_and_solutions_in_jupyterlab(tmp_path, monkeypatch):
         wait_until(page, BUTTON_SAYS.format(text="Hide solution"))
 
 
+def test_first_run_tour(tmp_path):
+    with jupyter(tmp_path, tour=True) as (base, _, _), browser_page() as page:
+        open_notebook(page, base, LESSON.name)
+        # First run: jupyterlab-tour offers the course tour (it remembers once it was seen).
+        page.get_by_text("CUDA Graphs course tour").first.wait_for(timeout=UI_S * 1000)
+        page.evaluate(f"() => {APP}.commands.execute('graphlab:tour')")
+        tooltip = page.locator(".react-joyride__tooltip")
+        tooltip.get_by_text("The course", exact=True).wait_for(timeout=UI_S * 1000)
+        assert "Next (Step 1 of 3)" in tooltip.inner_text()
+        page.wait_for_timeout(500)
+        save(page, "tour_sidebar.png")
+        tooltip.get_by_role("button", name="Next (Step 1 of 3)").click()
+        tooltip.get_by_text("Exercises", exact=True).wait_for(timeout=UI_S * 1000)
+        assert "Show solution" in tooltip.inner_text()
+        page.wait_for_timeout(500)
+        save(page, "tour_exercise.png")
+
+
 def test_trace_viewer_opens_a_trace_and_reports_a_bad_one(tmp_path):
     with jupyter(tmp_path) as (base, _, _), browser_page() as page:
         page.goto(f"{base}/lab?token={TOKEN}", timeout=SERVER_START_S * 1000)
         page.wait_for_function(f"() => {APP} && {APP}.commands.hasCommand('graphlab:open-trace')")
-        view = open_trace(page, "traces/graph_replay.json", "true")
+        # The palette command asks for the path when no file is selected.
+        page.evaluate(f"() => {{ {APP}.commands.execute('graphlab:open-trace'); }}")
+        page.locator(".jp-Dialog input").fill("traces/graph_replay.json")
+        page.locator(".jp-Dialog .jp-mod-accept").click()
+        view = page.locator(".graphlab-Trace[data-graphlab-loaded='true']")
+        view.wait_for(timeout=UI_S * 1000)
         report = view.locator(".graphlab-Trace-report").inner_text()
         assert report.splitlines()[0] == "GPU work on NVIDIA H200: 40 kernels on 1 stream"
         assert "host: 0 kernel launches, 2 graph launches" in report

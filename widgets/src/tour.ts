@@ -1,7 +1,8 @@
 /**
  * The first-run tour, shown by jupyterlab-tour (a dependency of the python package) through
  * its commands, so this extension needs none of its code at build time. Steps whose target is
- * not on screen (no lesson open yet) are skipped by the tour itself.
+ * not on screen (no lesson open yet) are skipped by the tour itself. Each step opens its
+ * tooltip at once (no beacon to click first): the learner asked for the tour, or accepted it.
  */
 import { CommandRegistry } from '@lumino/commands';
 
@@ -22,7 +23,8 @@ const TOUR = {
       content:
         'Every lesson, with the exercises you have passed. The line at the top says what runs ' +
         'your experiments: a real GPU, or the CPU emulator (same semantics, no timings).',
-      placement: 'right'
+      placement: 'right',
+      disableBeacon: true
     },
     {
       target: '.graphlab-SolutionBar',
@@ -30,7 +32,8 @@ const TOUR = {
       content:
         'Write your answer in the cell above, run it, then run the check below it. The ' +
         'solution stays hidden, and Run All skips it, until you press Show solution.',
-      placement: 'bottom'
+      placement: 'bottom',
+      disableBeacon: true
     },
     {
       target: '.jp-OutputArea-output .js-plotly-plot',
@@ -38,7 +41,8 @@ const TOUR = {
       content:
         'Timelines are live: drag to zoom into a run of kernels, hover a bar for its name, ' +
         'duration and launch latency.',
-      placement: 'top'
+      placement: 'top',
+      disableBeacon: true
     }
   ]
 };
