@@ -153,7 +153,7 @@ const course: JupyterFrontEndPlugin<void> = {
       isEnabled: () => commands.hasCommand('jupyterlab-tour:launch'),
       execute: () => {
         shell.activateById(SIDEBAR_ID);
-        return launchTour(commands, true);
+        return launchTour(commands, tracker, true);
       }
     });
 
@@ -168,7 +168,7 @@ const course: JupyterFrontEndPlugin<void> = {
       await model.refresh();
       if ((model.lessons?.lessons.length ?? 0) > 0 && (await addTour(commands))) {
         shell.activateById(SIDEBAR_ID);
-        await launchTour(commands, false);
+        await launchTour(commands, tracker, false);
       }
     });
   }

@@ -4,9 +4,11 @@
  * not on screen (no lesson open yet) are skipped by the tour itself. Each step opens its
  * tooltip at once (no beacon to click first): the learner asked for the tour, or accepted it.
  */
+import { INotebookTracker } from '@jupyterlab/notebook';
 import { CommandRegistry } from '@lumino/commands';
 
 import { SIDEBAR_ID } from './sidebar';
+import { isSolution } from './solutions';
 
 export const TOUR_ID = 'cuda-graphlab:tour';
 const ADD = 'jupyterlab-tour:add';
@@ -33,7 +35,10 @@ const TOUR = {
         'Write your answer in the cell above, run it, then run the check below it. The ' +
         'solution stays hidden, and Run All skips it, until you press Show solution.',
       placement: 'bottom',
-      disableBeacon: true
+      disableBeacon: true,
+      // The notebook scrolls inside its panel, which the tour's own scrolling misjudges (the
+      // bar ends under the toolbar); showExercise() scrolls it into view instead.
+      disableScrolling: true
     },
     {
       target: '.jp-OutputArea-output .js-plotly-plot',
@@ -55,7 +60,21 @@ export async function addTour(commands: CommandRegistry): Promise<boolean> {
   return (await commands.execute(ADD, { tour: TOUR })) !== null;
 }
 
+/** Scroll the first solution cell of the open notebook to the middle of its panel. */
+async function showExercise(tracker: INotebookTracker): Promise<void> {
+  const notebook = tracker.currentWidget?.content;
+  const index = notebook?.widgets.findIndex(cell => isSolution(cell.model)) ?? -1;
+  if (notebook && index >= 0) {
+    await notebook.scrollToItem(index, 'center');
+  }
+}
+
 /** Start the tour; with `force` false it runs only for someone who has not seen it yet. */
-export function launchTour(commands: CommandRegistry, force: boolean): Promise<unknown> {
+export async function launchTour(
+  commands: CommandRegistry,
+  tracker: INotebookTracker,
+  force: boolean
+): Promise<unknown> {
+  await showExercise(tracker);
   return commands.execute(LAUNCH, { id: TOUR_ID, force });
 }
