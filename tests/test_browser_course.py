@@ -199,7 +199,9 @@ def open_trace(page, path: str, outcome: str, timeout_s: float = UI_S):
         " {path, factory: 'CUDA graph timeline'})",
         path,
     )
-    view = page.locator(f".graphlab-Trace[data-graphlab-loaded='{outcome}']")
+    view = page.locator(
+        f".graphlab-Trace[data-graphlab-path='{path}'][data-graphlab-loaded='{outcome}']"
+    )
     view.wait_for(timeout=timeout_s * 1000)
     return view
 

@@ -23,6 +23,7 @@ from __future__ import annotations
 import asyncio
 import json
 import math
+import time
 from pathlib import Path
 
 import plotly
@@ -110,10 +111,17 @@ class TraceHandler(_Base):
         try:
             path = self.resolve(relative)
             x_range = self._x_range()
+            started = time.perf_counter()
             loaded = await asyncio.get_running_loop().run_in_executor(
                 None, self.settings["graphlab_traces"].get, path, Path(relative).name
             )
             reply = trace_reply(loaded, relative, x_range)
+            self.log.info(
+                "graphlab: %s, %d events, answered in %.2f s",
+                relative,
+                loaded.events,
+                time.perf_counter() - started,
+            )
         except GraphlabError as exc:
             self.refuse_error(exc)
             return

@@ -67,6 +67,7 @@ export class TraceView extends Widget {
   constructor(private readonly _path: string) {
     super();
     this.addClass('graphlab-Trace');
+    this.node.dataset.graphlabPath = _path;
     this._status = append(this.node, 'div', 'graphlab-Trace-status');
     this._status.textContent = `Reading ${_path} …`;
     this._report = append(this.node, 'pre', 'graphlab-Trace-report');
