@@ -29,6 +29,7 @@ import urllib.request
 from contextlib import contextmanager
 from pathlib import Path
 
+import numpy as np
 import pytest
 from test_browser import (
     CHROMIUM,
@@ -40,6 +41,9 @@ from test_browser import (
     stop,
     wait_for_server,
 )
+
+from graphlab import Timeline
+from graphlab.widgets.figures import LOD_EVENTS
 
 pytestmark = pytest.mark.browser
 
@@ -71,6 +75,13 @@ except ImportError:
 APP = "window.jupyterapp"
 SAVED = f"!{APP}.shell.currentWidget.context.model.dirty"
 BUTTON_SAYS = "document.querySelector('.graphlab-SolutionBar button').textContent === '{text}'"
+# The number of bars plotly drew in the GPU lane of the trace view of a file.
+GPU_BARS_JS = """(path) => {
+    const gd = document.querySelector(
+        `.graphlab-Trace[data-graphlab-path='${path}'] .js-plotly-plot`);
+    const lane = gd._fullData.find(t => t.name === 'stream 7: GPU work');
+    return lane ? lane.x.length / 3 : -1;
+}"""
 STATUS_SAYS = "document.querySelector('.graphlab-Status').textContent.endsWith('{text}')"
 
 
@@ -79,6 +90,23 @@ def has_real_store() -> bool:
         return importlib.util.find_spec("graphlab.course.progress") is not None
     except ImportError:
         return False
+
+
+def many_kernels(path: Path, kernels: int = 12_000) -> None:
+    """A trace of ``kernels`` 0.5 µs kernels 1 µs apart, each after its launch call: more
+    events than the viewer draws one by one (graphlab.widgets.figures.LOD_EVENTS)."""
+    assert 2 * kernels > LOD_EVENTS
+    start = np.arange(kernels, dtype=np.int64) * 1000
+    Timeline(
+        kind=["launch", "kernel"] * kernels,
+        name=["cudaLaunchKernel", "k"] * kernels,
+        start_ns=np.column_stack([start - 600, start]).ravel(),
+        dur_ns=[300, 500] * kernels,
+        device=[-1, 0] * kernels,
+        stream=[-1, 7] * kernels,
+        thread=[1, -1] * kernels,
+        correlation=np.repeat(np.arange(kernels), 2),
+    ).to_chrome_trace(path)
 
 
 @contextmanager
@@ -94,6 +122,7 @@ def jupyter(tmp: Path, app: str = "lab", tour: bool = False):
     (root / "02_second.ipynb").write_text(LESSON.read_text().replace("Tiny exercise", "Second"))
     shutil.copy(TRACE, root / "traces" / TRACE.name)
     (root / "traces" / "broken.json").write_text('{"traceEvents": [{"ph": "X"')
+    many_kernels(root / "traces" / "many.json")
     config = tmp / "config"
     (config / "labconfig").mkdir(parents=True)
     # No news toast, and no tour overlay unless asked for.
@@ -330,6 +359,22 @@ def test_trace_viewer_opens_a_trace_and_reports_a_bad_one(tmp_path):
         assert status.startswith("44 events, opened in ")
         page.wait_for_timeout(500)
         save(view, "trace_viewer.png")
+
+        # Level of detail: 12,000 kernels 1 µs apart merge into one bar at the full view; a
+        # zoom to 100 µs asks the server again and gets the single kernels of that range.
+        lod = open_trace(page, "traces/many.json", "true")
+        assert "bars closer than a pixel are merged" in lod.inner_text()
+        assert page.evaluate(GPU_BARS_JS, "traces/many.json") == 1
+        page.evaluate(
+            "(path) => window.Plotly.relayout(document.querySelector("
+            "`.graphlab-Trace[data-graphlab-path='${path}'] .js-plotly-plot`),"
+            " {'xaxis.range': [1000, 1100]})",
+            "traces/many.json",
+        )
+        page.wait_for_function(
+            f"(path) => ({GPU_BARS_JS})(path) > 90", arg="traces/many.json", timeout=UI_S * 1000
+        )
+        save(lod, "trace_viewer_zoomed.png")
 
         broken = open_trace(page, "traces/broken.json", "error")
         message = broken.locator(".graphlab-Trace-error").inner_text()

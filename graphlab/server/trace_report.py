@@ -10,6 +10,7 @@ the file's path, size and modification time, so an edited file is read afresh.
 
 from __future__ import annotations
 
+import json
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass
@@ -90,8 +91,6 @@ def figure_json(panel: Panel, x_range: tuple[float, float] | None = None) -> str
 
 def trace_reply(loaded: LoadedTrace, path: str, x_range: tuple[float, float] | None = None) -> str:
     """The JSON answer of ``GET /graphlab/trace``: report, figures, event count and figure."""
-    import json
-
     head = json.dumps(
         {
             "path": path,

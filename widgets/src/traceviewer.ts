@@ -118,8 +118,8 @@ export class TraceView extends Widget {
   /** After a zoom, redraw with the bars of the visible range (the server merges less). */
   private async _refine(event: any): Promise<void> {
     const params: Record<string, string> = { path: this._path };
-    const x0 = event['xaxis.range[0]'];
-    const x1 = event['xaxis.range[1]'];
+    // A drag zoom reports the range as two keys, Plotly.relayout({'xaxis.range': [..]}) as one.
+    const [x0, x1] = event['xaxis.range'] ?? [event['xaxis.range[0]'], event['xaxis.range[1]']];
     if (x0 !== undefined && x1 !== undefined) {
       params.x0 = String(x0);
       params.x1 = String(x1);
