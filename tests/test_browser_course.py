@@ -10,15 +10,13 @@ bad trace; and that the server API refuses a request without the token. Screensh
 ``test-output/browser/``.
 
 The server runs this checkout's extension (its build through JUPYTER_PATH, its server part
-enabled in the test's config), so the test needs no install step. Until the kernel side's
-progress store (``graphlab.course.progress``) is installed, the server
-gets a stand-in with the same interface from the test's own config file (see
-``STORE_STAND_IN``); with the real store it uses the real one, in the test's data folder.
+enabled in the test's config), so the test needs no install step. The server, its kernels and
+the test share one progress file of the test's own (``GRAPHLAB_PROGRESS``), and solutions run
+only when revealed (``GRAPHLAB_RUN_SOLUTIONS`` is removed from the environment they inherit).
 """
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import shutil
@@ -43,6 +41,8 @@ from test_browser import (
 )
 
 from graphlab import Timeline
+from graphlab.cli.magics import RUN_SOLUTIONS
+from graphlab.course import progress
 from graphlab.widgets.figures import LOD_EVENTS
 
 pytestmark = pytest.mark.browser
@@ -52,23 +52,6 @@ LESSON = HERE / "browser" / "01_tiny.ipynb"
 TRACE = HERE / "traces" / "graph_replay.json"
 BUILD = HERE.parent / "graphlab" / "labextension"
 UI_S = 60
-
-# The server's stand-in progress store, loaded from the test's jupyter_server_config.py: the
-# agreed interface (load, reset, record) over a JSON file. Used only where the real store is
-# not importable.
-STORE_STAND_IN = """
-import importlib, json, sys, types
-from pathlib import Path
-
-try:
-    importlib.import_module("graphlab.course.progress")
-except ImportError:
-    _file = Path({path!r})
-    _store = types.ModuleType("graphlab.course.progress")
-    _store.load = lambda: json.loads(_file.read_text()) if _file.exists() else {{}}
-    _store.reset = lambda: _file.unlink(missing_ok=True)
-    sys.modules[_store.__name__] = _store
-"""
 
 # JavaScript: the app object (JupyterLab and Notebook 7 both expose it when asked to), and
 # conditions the tests wait for.
@@ -83,13 +66,6 @@ GPU_BARS_JS = """(path) => {
     return lane ? lane.x.length / 3 : -1;
 }"""
 STATUS_SAYS = "document.querySelector('.graphlab-Status').textContent.endsWith('{text}')"
-
-
-def has_real_store() -> bool:
-    try:
-        return importlib.util.find_spec("graphlab.course.progress") is not None
-    except ImportError:
-        return False
 
 
 def many_kernels(path: Path, kernels: int = 12_000) -> None:
@@ -134,15 +110,15 @@ def jupyter(tmp: Path, app: str = "lab", tour: bool = False):
         json.dumps({"disabledExtensions": disabled})
     )
     store = tmp / "progress.json"
-    (config / "jupyter_server_config.py").write_text(
-        STORE_STAND_IN.format(path=str(store))
-        + '\nc.ServerApp.jpserver_extensions = {"graphlab.server": True}\n'
+    (config / "jupyter_server_config.json").write_text(
+        json.dumps({"ServerApp": {"jpserver_extensions": {"graphlab.server": True}}})
     )
     # This checkout's build and server part, whatever else is installed.
     extensions = tmp / "share" / "labextensions"
     extensions.mkdir(parents=True)
     (extensions / "cuda-graphlab").symlink_to(BUILD)
-    env = os.environ | {
+    env = {k: v for k, v in os.environ.items() if k != RUN_SOLUTIONS} | {
+        progress.ENV: str(store),
         "JUPYTER_CONFIG_DIR": str(config),
         "JUPYTER_DATA_DIR": str(tmp / "data"),
         "JUPYTER_PATH": str(tmp / "share"),
@@ -200,16 +176,6 @@ def save(target, name: str) -> None:
     print(f"screenshot: {shot}")
 
 
-def record_pass(store: Path, lesson: str, exercise: str) -> None:
-    """Store a passed check as the kernel's checker would."""
-    if has_real_store():
-        from graphlab.course import progress
-
-        progress.record(lesson, exercise, True)
-    else:
-        store.write_text(json.dumps({lesson: {exercise: {"passed": True}}}))
-
-
 def open_notebook(page, base: str, path: str, app: str = "lab") -> None:
     url = f"{base}/lab/tree/{path}" if app == "lab" else f"{base}/notebooks/{path}"
     page.goto(f"{url}?token={TOKEN}", timeout=SERVER_START_S * 1000)
@@ -240,8 +206,8 @@ def solution_cell(page):
 
 
 def test_sidebar_status_bar_and_solutions_in_jupyterlab(tmp_path, monkeypatch):
-    monkeypatch.setenv("JUPYTER_DATA_DIR", str(tmp_path / "data"))
     with jupyter(tmp_path) as (base, root, store), browser_page() as page:
+        monkeypatch.setenv(progress.ENV, str(store))
         open_notebook(page, base, LESSON.name)
 
         # The sidebar: both lessons with 0/1, the backend of this machine.
@@ -268,7 +234,7 @@ def test_sidebar_status_bar_and_solutions_in_jupyterlab(tmp_path, monkeypatch):
         save(sidebar, "course_sidebar.png")
 
         # A check result stored while a cell runs shows up without a reload.
-        record_pass(store, "01_tiny", "tiny")
+        progress.record("01_tiny", "tiny", True)  # as the lesson's checker would
         page.locator(".jp-Cell").last.click()
         page.keyboard.press("Shift+Enter")
         wait_until(page, STATUS_SAYS.format(text="course 1/2"))
@@ -283,7 +249,7 @@ def test_sidebar_status_bar_and_solutions_in_jupyterlab(tmp_path, monkeypatch):
         # Open course goes to the first lesson not passed: this one again.
         page.evaluate(f"() => {APP}.commands.execute('graphlab:open-course')")
         wait_until(page, f"{APP}.shell.currentWidget.context.path === '{LESSON.name}'")
-        record_pass(store, "01_tiny", "tiny")
+        progress.record("01_tiny", "tiny", True)  # as the lesson's checker would
         page.locator(".jp-Cell").last.click()
         page.keyboard.press("Shift+Enter")
         wait_until(page, STATUS_SAYS.format(text="course 1/2"))
@@ -404,11 +370,7 @@ def test_notebook7_opens_a_lesson_and_shows_its_solution(tmp_path):
         save(page.locator("#main-panel, .jp-NotebookPanel").first, "notebook7_solution.png")
 
 
-@pytest.mark.skipif(
-    not has_real_store(), reason="needs the kernel side: the %%solution magic and progress store"
-)
-def test_run_all_skips_the_solution_and_a_correct_answer_passes(tmp_path, monkeypatch):
-    monkeypatch.setenv("JUPYTER_DATA_DIR", str(tmp_path / "data"))
+def test_run_all_skips_the_solution_and_a_correct_answer_passes(tmp_path):
     with jupyter(tmp_path) as (base, _, _), browser_page() as page:
         open_notebook(page, base, LESSON.name)
         page.wait_for_function(

@@ -1,17 +1,14 @@
 """The course API under /graphlab/, served by a real in-process Jupyter server.
 
-The progress store and the learner workspace belong to the kernel side; here they are replaced,
-for these tests only, by small stand-ins with the agreed interface (``load``, ``reset``,
-``record``; ``reset_lesson(workspace_dir, lesson_file) -> backup_path``), so that what is
-checked is the server's own work: listing, counting, refusing, relaying.
+Progress goes to a file of each test's own (``GRAPHLAB_PROGRESS``), never the user's; lesson
+resets run on a workspace made by ``graphlab.course.workspace.ensure`` in the server's root.
 """
 
 from __future__ import annotations
 
 import json
+import re
 import shutil
-import sys
-import types
 from pathlib import Path
 
 import plotly
@@ -19,8 +16,8 @@ import pytest
 from tornado.httpclient import HTTPClientError
 
 from graphlab import Timeline
+from graphlab.course import progress, workspace
 from graphlab.server.handlers import PLOTLY_JS
-from graphlab.server.lessons import read_lesson
 from graphlab.server.paths import PathRefused, resolve_in_root
 
 pytest_plugins = ["pytest_jupyter.jupyter_server"]
@@ -74,17 +71,10 @@ def course(jp_root_dir: Path) -> Path:
 
 
 @pytest.fixture
-def store(monkeypatch):
-    """Stand-in progress store: results in a dict, as the kernel side's store would load them."""
-    results: dict = {}
-    module = types.ModuleType("graphlab.course.progress")
-    module.load = lambda: json.loads(json.dumps(results))
-    module.reset = results.clear
-    module.record = lambda lesson, exercise, passed: results.setdefault(lesson, {}).update(
-        {exercise: {"passed": passed, "when": "2026-01-01T00:00:00Z"}}
-    )
-    monkeypatch.setitem(sys.modules, "graphlab.course.progress", module)
-    return module
+def store(monkeypatch, tmp_path):
+    """The progress store, on a file of this test's own."""
+    monkeypatch.setenv(progress.ENV, str(tmp_path / "progress.json"))
+    return progress
 
 
 @pytest.fixture
@@ -112,20 +102,24 @@ async def test_lessons_with_progress(jp_fetch, course, store):
         "folder": "",
         "lessons": [
             {
+                "file": "00_start_here.ipynb",
                 "path": "00_start_here.ipynb",
                 "id": "00_start_here",
                 "number": "00",
                 "title": "Start here",
                 "exercises": [],
                 "passed": [],
+                "failed": [],
             },
             {
+                "file": "02_static_inputs.ipynb",
                 "path": "02_static_inputs.ipynb",
                 "id": "02_static_inputs",
                 "number": "02",
                 "title": "Static inputs",
                 "exercises": ["copy_in", "rebind"],
                 "passed": ["rebind"],
+                "failed": ["copy_in"],
             },
         ],
         "done": 1,
@@ -153,27 +147,30 @@ async def test_reset_progress(jp_fetch, course, store):
     assert (await get_json(jp_fetch, "lessons"))["done"] == 0
 
 
-async def test_reset_lesson_relays_to_the_workspace(jp_fetch, course, monkeypatch):
-    calls = []
-
-    def reset_lesson(workspace_dir, lesson_file):
-        calls.append((Path(workspace_dir), Path(lesson_file)))
-        return Path(workspace_dir) / ".backups" / "02_static_inputs.1.ipynb"
-
-    module = types.ModuleType("graphlab.course.workspace")
-    module.reset_lesson = reset_lesson
-    monkeypatch.setitem(sys.modules, "graphlab.course.workspace", module)
+async def test_reset_lesson_keeps_the_learners_copy(jp_fetch, jp_root_dir):
+    workspace.ensure(jp_root_dir)
+    lesson = jp_root_dir / "02_static_inputs.ipynb"
+    shipped = lesson.read_bytes()
+    lesson.write_text(notebook([markdown("# my notes")]))
     body = json.dumps({"path": "02_static_inputs.ipynb"})
     response = await jp_fetch("graphlab", "lessons", "reset", method="POST", body=body)
-    assert json.loads(response.body) == {"backup": ".backups/02_static_inputs.1.ipynb"}
-    root = course.resolve()
-    assert calls == [(root, root / "02_static_inputs.ipynb")]
+    backup = json.loads(response.body)["backup"]
+    assert re.fullmatch(r"02_static_inputs\.backup-\d{8}T\d{6}Z\.ipynb", backup), backup
+    assert (jp_root_dir / backup).read_text() == notebook([markdown("# my notes")])
+    assert lesson.read_bytes() == shipped
 
-    outside = json.dumps({"path": "../02_static_inputs.ipynb"})
-    call = jp_fetch("graphlab", "lessons", "reset", method="POST", body=outside)
-    code, message = await refusal(call)
-    assert (code, len(calls)) == (403, 1)
-    assert "leaves the Jupyter root folder" in message
+    lesson.unlink()  # a deleted lesson comes back, with no copy to keep
+    response = await jp_fetch("graphlab", "lessons", "reset", method="POST", body=body)
+    assert json.loads(response.body) == {"backup": None}
+    assert lesson.read_bytes() == shipped
+
+    for path, says in [("../02_static_inputs.ipynb", "leaves the Jupyter root folder"),
+                       ("scratch.ipynb", "is not one of the course's lessons")]:  # fmt: skip
+        call = jp_fetch(
+            "graphlab", "lessons", "reset", method="POST", body=json.dumps({"path": path})
+        )
+        code, message = await refusal(call)
+        assert code in (400, 403) and says in message
 
 
 async def test_trace_report_is_the_gaps_report(jp_fetch, course):
@@ -280,8 +277,9 @@ def test_resolve_in_root(tmp_path):
     assert resolve_in_root(tmp_path, ".h/x", allow_hidden=True) == root / ".h" / "x"
 
 
-def test_read_lesson_without_heading_or_valid_json(tmp_path):
-    broken = tmp_path / "03_outputs.ipynb"
-    broken.write_text("{not a notebook")
-    lesson = read_lesson(broken, tmp_path)
-    assert (lesson.title, lesson.exercises, lesson.number) == ("Outputs", (), "03")
+async def test_a_damaged_lesson_is_still_listed(jp_fetch, jp_root_dir, store):
+    (jp_root_dir / "03_outputs.ipynb").write_text("{not a notebook")
+    reply = await get_json(jp_fetch, "lessons")
+    assert [(x["path"], x["title"], x["exercises"]) for x in reply["lessons"]] == [
+        ("03_outputs.ipynb", "Outputs", [])
+    ]

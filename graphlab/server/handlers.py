@@ -11,8 +11,9 @@ Routes:
 - ``GET  /graphlab/lessons``: the lessons with the learner's progress (``lessons.lessons_reply``)
 - ``GET  /graphlab/backend``: the live backend (``backend_probe``), asked once per server
 - ``POST /graphlab/progress/reset``: forget every stored check result
-- ``POST /graphlab/lessons/reset`` ``{"path": "NN_x.ipynb"}``: restore a lesson as shipped;
-  answers ``{"backup": path of the learner's copy}``
+- ``POST /graphlab/lessons/reset`` ``{"path": "NN_x.ipynb"}``: restore a lesson as shipped
+  (:func:`graphlab.course.workspace.reset_lesson`); answers ``{"backup": path of the learner's
+  copy}``, ``null`` if the lesson was missing
 - ``GET  /graphlab/trace?path=P[&x0=&x1=]``: gap report and timeline figure of a trace under
   the server's root (``trace_report``)
 - ``GET  /graphlab/plotly.js``: plotly.js from the installed plotly package
@@ -31,10 +32,11 @@ import tornado.web
 from jupyter_server.base.handlers import APIHandler, JupyterHandler
 from jupyter_server.utils import url_path_join
 
+from graphlab.course import progress, workspace
 from graphlab.errors import GraphlabError
 
 from .backend_probe import probe_backend
-from .lessons import lessons_reply, progress_store
+from .lessons import lessons_reply
 from .paths import PathRefused, resolve_in_root
 from .trace_report import TraceCache, trace_reply
 
@@ -64,8 +66,12 @@ class _Base(APIHandler):
 class LessonsHandler(_Base):
     @tornado.web.authenticated
     def get(self) -> None:
-        progress = progress_store().load()
-        self.finish(json.dumps(lessons_reply(self.root, progress)))
+        try:
+            reply = lessons_reply(self.root, progress.load())
+        except GraphlabError as exc:  # a damaged progress file: say which, never overwrite it
+            self.refuse_error(exc)
+            return
+        self.finish(json.dumps(reply))
 
 
 class BackendHandler(_Base):
@@ -80,28 +86,30 @@ class BackendHandler(_Base):
 class ResetProgressHandler(_Base):
     @tornado.web.authenticated
     def post(self) -> None:
-        progress_store().reset()
+        try:
+            progress.reset()
+        except GraphlabError as exc:
+            self.refuse_error(exc)
+            return
         self.finish(json.dumps({"ok": True}))
 
 
 class ResetLessonHandler(_Base):
     @tornado.web.authenticated
     def post(self) -> None:
-        from importlib import import_module
-
         body = self.get_json_body()
         if not isinstance(body, dict) or not isinstance(body.get("path"), str):
             self.refuse(400, 'send the lesson as JSON: {"path": "NN_topic.ipynb"}')
             return
         try:
             lesson = self.resolve(body["path"])
-            workspace = import_module("graphlab.course.workspace")
-            backup = Path(workspace.reset_lesson(self.root, lesson))
+            backup = workspace.reset_lesson(lesson.parent, lesson)
         except GraphlabError as exc:
             self.refuse_error(exc)
             return
-        shown = backup.relative_to(self.root) if backup.is_relative_to(self.root) else backup
-        self.finish(json.dumps({"backup": Path(shown).as_posix()}))
+        # None: the lesson was missing, so there was no copy of the learner's to keep.
+        shown = backup and Path(backup).relative_to(self.root).as_posix()
+        self.finish(json.dumps({"backup": shown}))
 
 
 class TraceHandler(_Base):

@@ -113,11 +113,12 @@ const course: JupyterFrontEndPlugin<void> = {
         }
         try {
           await panel.context.save(); // so the backup holds the latest edits
-          const { backup } = await postAPI<{ backup: string }>('lessons/reset', {
+          const { backup } = await postAPI<{ backup: string | null }>('lessons/reset', {
             path: lesson.path
           });
           await panel.context.revert();
-          Notification.success(`Lesson ${lesson.number} restored. Your copy: ${backup}`, {
+          const kept = backup ? ` Your copy is kept as ${backup}.` : '';
+          Notification.success(`Lesson ${lesson.number} restored as shipped.${kept}`, {
             autoClose: 8000
           });
         } catch (reason) {
