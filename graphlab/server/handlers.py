@@ -22,8 +22,10 @@ Routes:
 from __future__ import annotations
 
 import asyncio
+import importlib
 import json
 import math
+import threading
 import time
 from pathlib import Path
 
@@ -38,7 +40,6 @@ from graphlab.errors import GraphlabError
 from .backend_probe import probe_backend
 from .lessons import lessons_reply
 from .paths import PathRefused, resolve_in_root
-from .trace_report import TraceCache, trace_reply
 
 __all__ = ["PLOTLY_JS", "setup_handlers"]
 
@@ -115,13 +116,16 @@ class ResetLessonHandler(_Base):
 class TraceHandler(_Base):
     @tornado.web.authenticated
     async def get(self) -> None:
+        from .trace_report import TraceCache, trace_reply  # see setup_handlers
+
+        traces = self.settings.setdefault("graphlab_traces", TraceCache())
         relative = self.get_argument("path", "")
         try:
             path = self.resolve(relative)
             x_range = self._x_range()
             started = time.perf_counter()
             loaded = await asyncio.get_running_loop().run_in_executor(
-                None, self.settings["graphlab_traces"].get, path, Path(relative).name
+                None, traces.get, path, Path(relative).name
             )
             reply = trace_reply(loaded, relative, x_range)
             self.log.info(
@@ -181,7 +185,12 @@ ROUTES = (
 def setup_handlers(web_app, root_dir: str) -> None:
     """Add the routes under ``<base_url>graphlab/`` to the server's tornado application."""
     web_app.settings["graphlab_root_dir"] = str(Path(root_dir).resolve())
-    web_app.settings["graphlab_traces"] = TraceCache()
+    # The trace viewer's code pulls in plotly and the widgets' figure code (a second or more).
+    # The server should not start later for it, nor the first trace open slower: it is
+    # imported on a background thread now, and the handler finds it loaded.
+    threading.Thread(
+        target=importlib.import_module, args=(f"{__package__}.trace_report",), daemon=True
+    ).start()
     base = web_app.settings["base_url"]
     web_app.add_handlers(
         ".*$", [(url_path_join(base, "graphlab", route), handler) for route, handler in ROUTES]
