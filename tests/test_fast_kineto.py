@@ -115,6 +115,17 @@ def test_sub_nanosecond_digits_are_rounded_by_the_exact_reader(tmp_path):
     assert kernel.select(kernel.kind == "kernel").start_ns.tolist() == [1000]
 
 
+def test_a_trace_of_host_calls_that_submit_nothing_gets_the_exact_readers_error(tmp_path):
+    # cudaEventRecord is kept only as the launch of GPU work that carries its correlation id;
+    # with none, nothing is left (hypothesis found the fast reader returning an empty table).
+    event = {"ph": "X", "cat": "cuda_runtime", "name": "cudaEventRecord", "pid": 0, "tid": 0,
+             "ts": 0, "dur": 0, "args": {"correlation": 1}}  # fmt: skip
+    path = write(tmp_path, [event])
+    assert read_fast(path) is None
+    with pytest.raises(TraceError, match="the trace has no CUDA runtime or GPU events"):
+        load_trace_fast(path)
+
+
 @pytest.mark.parametrize(
     "content",
     [b"", b"{not json", b'{"traceEvents": 5}', b'{"traceEvents": []}', b"[1, 2]"],

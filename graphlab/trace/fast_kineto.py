@@ -212,6 +212,8 @@ def _table(trace: _Trace, origin: str) -> EventTable | None:
         rows[other[~launch]] = False
         if not launch.all():
             skipped["cuda_runtime (neither launch nor sync)"] += int((~launch).sum())
+        if not rows.any():
+            return None  # nothing left to show: the exact reader says so
 
     data = {
         key: _top(getattr(trace, key))
