@@ -2,7 +2,8 @@
 
 - :mod:`.events`: the flat table of events in integer nanoseconds, and the CUDA call names.
 - :mod:`.kineto`: the reader for torch.profiler / Kineto Chrome traces (and graphlab's own JSON).
+- :mod:`.fast_kineto`: the same reader for large trace files, column-wise (msgspec and numpy).
 - :mod:`.gaps`: where the GPU idles, per stream and per device, graph replays included.
 - :mod:`.chrome`: the Chrome-trace writer (opens in Perfetto).
-- :mod:`.timeline`: :class:`~.timeline.Timeline`, the public face on top of the four.
+- :mod:`.timeline`: :class:`~.timeline.Timeline`, the public face on top of them.
 """

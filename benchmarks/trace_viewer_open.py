@@ -1,0 +1,133 @@
+"""How long "Open With → CUDA graph timeline" takes for a million-event trace (target: < 5 s).
+
+Run::
+
+    python benchmarks/trace_viewer_open.py [--events 1000000] [--no-browser]
+
+It writes a Kineto-shaped trace of ``--events`` events to a temporary folder (half
+``cudaLaunchKernel`` calls, half the kernels they launch, 7 µs apart, a synthetic pattern with
+times written as Kineto writes them), then prints:
+
+- the server's work in this process: reading the file (graphlab.Timeline.from_chrome_trace,
+  the column-wise reader), the gap analysis and the level-of-detail figure, and the exact
+  reader's time for comparison;
+- with a browser (the default): JupyterLab and Debian's chromium as the browser tests start
+  them, the viewer's own "opened in" figure (from the tab's creation to the figure drawn), the
+  time from the open command to the drawn figure for a fresh server (nothing cached), the
+  server's own log line, and the CPU time the Jupyter server spent meanwhile.
+
+Also the machine's load average: on a shared machine other work stretches every wall-clock
+figure here, while the CPU times stay what the work costs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+KERNEL = (
+    "void at::native::vectorized_elementwise_kernel<4, at::native::AUnaryFunctor<float, float,"
+    " float, at::native::binary_internal::MulFunctor<float> >, std::array<char*, 2ul> >"
+)
+
+
+def write_trace(path: Path, events: int) -> None:
+    """``events`` Kineto events: launch calls and their kernels, 7.123 µs apart."""
+    lines = []
+    for i in range(events // 2):
+        ts = 5_369_924_881_412.351 + i * 7.123
+        lines.append(
+            '{"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 422, '
+            f'"tid": 422, "ts": {ts:.3f}, "dur": 3.210, "args": {{"correlation": {i + 1}}}}}'
+        )
+        lines.append(
+            f'{{"ph": "X", "cat": "kernel", "name": "{KERNEL}", "pid": 0, "tid": 7, '
+            f'"ts": {ts + 4.5:.3f}, "dur": 2.112, "args": {{"correlation": {i + 1}, '
+            '"device": 0, "stream": 7, "grid": [4, 1, 1], "block": [128, 1, 1]}}'
+        )
+    head = '{"schemaVersion": 1, "deviceProperties": [{"id": 0, "name": "NVIDIA H200"}],\n'
+    path.write_text(head + '"traceEvents": [\n' + ",\n".join(lines) + "\n]}\n")
+
+
+def server_side(path: Path) -> None:
+    from graphlab.server.trace_report import TraceCache, trace_reply
+    from graphlab.trace.kineto import load_trace
+
+    started, cpu = time.perf_counter(), time.process_time()
+    loaded = TraceCache().get(path, path.name)
+    analysed = time.perf_counter()
+    reply = trace_reply(loaded, path.name)
+    replied = time.perf_counter()
+    print(f"server: read + gap analysis + lanes {analysed - started:.2f} s, figure JSON "
+          f"{replied - analysed:.2f} s ({len(reply) / 1e3:.0f} kB), total "
+          f"{replied - started:.2f} s ({time.process_time() - cpu:.2f} s of CPU) for "
+          f"{loaded.events:,} events")  # fmt: skip
+    started = time.perf_counter()
+    load_trace(path)
+    print(f"exact reader alone: {time.perf_counter() - started:.2f} s")
+
+
+def server_cpu_seconds(root: Path) -> float:
+    """CPU time (user + system) used so far by the Jupyter server serving ``root``.
+
+    Wall time on a shared machine depends on what else runs; the server's CPU time does not.
+    """
+    for entry in Path("/proc").iterdir():
+        try:
+            command = (entry / "cmdline").read_bytes()
+            if b"jupyter" in command and str(root).encode() in command:
+                fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+                return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+        except OSError:
+            continue
+    raise RuntimeError(f"no Jupyter server serving {root} found")
+
+
+def in_browser(path: Path, tmp: Path) -> None:
+    sys.path.insert(0, str(ROOT / "tests"))
+    from test_browser_course import TOKEN, browser_page, jupyter, open_trace
+
+    tmp.mkdir()
+    with jupyter(tmp) as (base, root, _), browser_page() as page:
+        os.replace(path, root / "traces" / path.name)
+        page.goto(f"{base}/lab?token={TOKEN}")
+        # Start when the page has settled: the sidebar's backend probe (a child Python that
+        # imports torch) has answered and no longer competes for the CPU.
+        page.wait_for_function(
+            "() => { const b = document.querySelector('.graphlab-Sidebar-backend');"
+            " return b && !b.textContent.includes('finding'); }",
+            timeout=300_000,
+        )
+        cpu = server_cpu_seconds(root)
+        started = time.perf_counter()
+        view = open_trace(page, f"traces/{path.name}", "true", timeout_s=300)
+        took = time.perf_counter() - started
+        print(f"browser: {view.locator('.graphlab-Trace-status').inner_text()}")
+        print(f"browser: open command to figure drawn {took:.2f} s; the Jupyter server used "
+              f"{server_cpu_seconds(root) - cpu:.2f} s of CPU meanwhile")  # fmt: skip
+        log = (tmp / "jupyter.log").read_text().splitlines()
+        print("server log:", next(line for line in log if "graphlab: traces/" in line))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--events", type=int, default=1_000_000)
+    parser.add_argument("--no-browser", action="store_true", help="server side only")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory(prefix="graphlab-bench-") as tmp:
+        path = Path(tmp) / "big.pt.trace.json"
+        write_trace(path, args.events)
+        print(f"trace: {args.events:,} events, {path.stat().st_size / 1e6:.0f} MB; "
+              f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")  # fmt: skip
+        server_side(path)
+        if not args.no_browser:
+            in_browser(path, Path(tmp) / "lab")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,24 @@
+"""The server part of graphlab's JupyterLab extension: the course API under ``/graphlab/``.
+
+Enabled for every Jupyter server by ``etc/jupyter/jupyter_server_config.d/graphlab.json``,
+which ``pip install`` puts in place. It serves the course sidebar (lessons and progress, the
+live backend), the lesson and progress resets, and the trace viewer (gap report, timeline and
+plotly.js); see :mod:`graphlab.server.handlers` for the routes. The front end's sources are in
+the repository's ``widgets/`` folder and its build in ``graphlab/labextension/``.
+"""
+
+from __future__ import annotations
+
+__all__ = []
+
+
+def _jupyter_server_extension_points() -> list[dict[str, str]]:
+    return [{"module": "graphlab.server"}]
+
+
+def _load_jupyter_server_extension(server_app) -> None:
+    from .handlers import setup_handlers
+
+    root = getattr(server_app.contents_manager, "root_dir", None) or server_app.root_dir
+    setup_handlers(server_app.web_app, root)
+    server_app.log.info("graphlab: course API at %sgraphlab/", server_app.base_url)

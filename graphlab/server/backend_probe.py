@@ -1,0 +1,60 @@
+"""Which backend the course runs on, asked of a fresh Python rather than of the server.
+
+The server process must not import torch or touch CUDA: that costs seconds of start-up and, on
+a GPU, memory that the learner's kernels need. So the server runs ``graphlab.backend()`` once
+in a child process of the same Python (the one the course's kernels use by default) and keeps
+the answer for its lifetime.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+from typing import Any
+
+__all__ = ["PROBE", "describe", "probe_backend"]
+
+# Printed by the child: graphlab.backend() plus the torch and CUDA versions.
+PROBE = """
+import json, torch, graphlab
+b = graphlab.backend()
+print(json.dumps({"name": b.name, "gpu": b.gpu, "reason": b.reason,
+                  "torch": torch.__version__, "cuda": torch.version.cuda}))
+"""
+TIMEOUT_S = 120
+
+
+def describe(found: dict[str, Any]) -> dict[str, Any]:
+    """Add the one-line ``label`` the sidebar shows to the child's answer."""
+    torch = f"torch {found['torch']}" if found.get("torch") else ""
+    if found.get("name") == "cuda":
+        parts = [found.get("gpu") or "CUDA GPU", torch, f"CUDA {found.get('cuda')}"]
+    elif found.get("name") == "emulator":
+        parts = ["CPU emulator", torch]
+    else:
+        parts = [found.get("label") or "backend unknown"]
+    return found | {"label": " · ".join(p for p in parts if p)}
+
+
+async def probe_backend(python: str = sys.executable) -> dict[str, Any]:
+    """Run the probe in a child ``python``; an answer with ``name: "unknown"`` if it fails."""
+    try:
+        child = await asyncio.create_subprocess_exec(
+            python,
+            "-c",
+            PROBE,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+        )
+        out, err = await asyncio.wait_for(child.communicate(), TIMEOUT_S)
+    except (OSError, asyncio.TimeoutError) as exc:
+        return describe({"name": "unknown", "label": f"backend unknown ({exc or 'timed out'})"})
+    lines = out.decode(errors="replace").strip().splitlines()
+    if child.returncode == 0 and lines:
+        try:
+            return describe(json.loads(lines[-1]))
+        except ValueError:
+            pass
+    last = (err.decode(errors="replace").strip().splitlines() or ["no output"])[-1]
+    return describe({"name": "unknown", "label": f"backend unknown: {last}"})

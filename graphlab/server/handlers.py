@@ -1,0 +1,197 @@
+"""The HTTP API under ``/graphlab/`` that the JupyterLab extension calls.
+
+Every JSON handler is a jupyter_server ``APIHandler`` with ``tornado.web.authenticated``: a
+request without the user's token or login cookie is refused (403), and a POST also needs the
+XSRF token, exactly as for Jupyter's own API. plotly.js is served by an authenticated
+``JupyterHandler`` (an APIHandler would label it JSON). Errors come back as
+``{"message": one line}`` with a 4xx status; the message is the sentence the CLI would print.
+
+Routes:
+
+- ``GET  /graphlab/lessons``: the lessons with the learner's progress (``lessons.lessons_reply``)
+- ``GET  /graphlab/backend``: the live backend (``backend_probe``), asked once per server
+- ``POST /graphlab/progress/reset``: forget every stored check result
+- ``POST /graphlab/lessons/reset`` ``{"path": "NN_x.ipynb"}``: restore a lesson as shipped
+  (:func:`graphlab.course.workspace.reset_lesson`); answers ``{"backup": path of the learner's
+  copy}``, ``null`` if the lesson was missing
+- ``GET  /graphlab/trace?path=P[&x0=&x1=]``: gap report and timeline figure of a trace under
+  the server's root (``trace_report``)
+- ``GET  /graphlab/plotly.js``: plotly.js from the installed plotly package
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib
+import json
+import math
+import threading
+import time
+from pathlib import Path
+
+import plotly
+import tornado.web
+from jupyter_server.base.handlers import APIHandler, JupyterHandler
+from jupyter_server.utils import url_path_join
+
+from graphlab.course import progress, workspace
+from graphlab.errors import GraphlabError
+
+from .backend_probe import probe_backend
+from .lessons import lessons_reply
+from .paths import PathRefused, resolve_in_root
+
+__all__ = ["PLOTLY_JS", "setup_handlers"]
+
+PLOTLY_JS = Path(plotly.__file__).parent / "package_data" / "plotly.min.js"
+
+
+class _Base(APIHandler):
+    @property
+    def root(self) -> Path:
+        return Path(self.settings["graphlab_root_dir"])
+
+    def refuse(self, status: int, message: str) -> None:
+        self.set_status(status)
+        self.finish(json.dumps({"message": message}))
+
+    def refuse_error(self, exc: GraphlabError) -> None:
+        """403 for a path outside the root, 400 for any other GraphlabError: its one line."""
+        self.refuse(403 if isinstance(exc, PathRefused) else 400, str(exc))
+
+    def resolve(self, relative: str) -> Path:
+        allow_hidden = getattr(self.settings.get("contents_manager"), "allow_hidden", False)
+        return resolve_in_root(self.root, relative, allow_hidden=allow_hidden)
+
+
+class LessonsHandler(_Base):
+    @tornado.web.authenticated
+    def get(self) -> None:
+        try:
+            reply = lessons_reply(self.root, progress.load())
+        except GraphlabError as exc:  # a damaged progress file: say which, never overwrite it
+            self.refuse_error(exc)
+            return
+        self.finish(json.dumps(reply))
+
+
+class BackendHandler(_Base):
+    @tornado.web.authenticated
+    async def get(self) -> None:
+        # One probe per server, shared by every request that arrives while it runs.
+        if "graphlab_backend" not in self.settings:
+            self.settings["graphlab_backend"] = asyncio.ensure_future(probe_backend())
+        self.finish(json.dumps(await self.settings["graphlab_backend"]))
+
+
+class ResetProgressHandler(_Base):
+    @tornado.web.authenticated
+    def post(self) -> None:
+        try:
+            progress.reset()
+        except GraphlabError as exc:
+            self.refuse_error(exc)
+            return
+        self.finish(json.dumps({"ok": True}))
+
+
+class ResetLessonHandler(_Base):
+    @tornado.web.authenticated
+    def post(self) -> None:
+        body = self.get_json_body()
+        if not isinstance(body, dict) or not isinstance(body.get("path"), str):
+            self.refuse(400, 'send the lesson as JSON: {"path": "NN_topic.ipynb"}')
+            return
+        try:
+            lesson = self.resolve(body["path"])
+            backup = workspace.reset_lesson(lesson.parent, lesson)
+        except GraphlabError as exc:
+            self.refuse_error(exc)
+            return
+        # None: the lesson was missing, so there was no copy of the learner's to keep.
+        shown = backup and Path(backup).relative_to(self.root).as_posix()
+        self.finish(json.dumps({"backup": shown}))
+
+
+class TraceHandler(_Base):
+    @tornado.web.authenticated
+    async def get(self) -> None:
+        from .trace_report import TraceCache, trace_reply  # see setup_handlers
+
+        traces = self.settings.setdefault("graphlab_traces", TraceCache())
+        relative = self.get_argument("path", "")
+        try:
+            path = self.resolve(relative)
+            x_range = self._x_range()
+            started = time.perf_counter()
+            loaded = await asyncio.get_running_loop().run_in_executor(
+                None, traces.get, path, Path(relative).name
+            )
+            reply = trace_reply(loaded, relative, x_range)
+            self.log.info(
+                "graphlab: %s, %d events, answered in %.2f s",
+                relative,
+                loaded.events,
+                time.perf_counter() - started,
+            )
+        except GraphlabError as exc:
+            self.refuse_error(exc)
+            return
+        except FileNotFoundError:
+            self.refuse(404, f"{relative}: no such file")
+            return
+        self.set_header("Content-Type", "application/json")
+        self.finish(reply)
+
+    def _x_range(self) -> tuple[float, float] | None:
+        x0, x1 = self.get_argument("x0", None), self.get_argument("x1", None)
+        if x0 is None or x1 is None:
+            return None
+        try:
+            lo, hi = float(x0), float(x1)
+        except ValueError:
+            lo = hi = math.nan
+        if not (math.isfinite(lo) and math.isfinite(hi) and lo < hi):
+            raise GraphlabError(f"x0={x0!r}, x1={x1!r} is not a time range: send x0 < x1 in µs")
+        return lo, hi
+
+
+class PlotlyHandler(JupyterHandler):
+    """A script, not JSON: a JupyterHandler (an unauthenticated request is sent to the login
+    page instead of getting the file)."""
+
+    @tornado.web.authenticated
+    def get(self) -> None:
+        self.set_header("Content-Type", "text/javascript; charset=utf-8")
+        # The file changes only when plotly is upgraded; the version keys the browser's cache.
+        self.set_header("Cache-Control", "private, max-age=86400")
+        self.set_etag_header()
+        self.finish(PLOTLY_JS.read_bytes())
+
+    def compute_etag(self) -> str:
+        return f'"plotly-{plotly.__version__}"'
+
+
+ROUTES = (
+    ("lessons", LessonsHandler),
+    ("lessons/reset", ResetLessonHandler),
+    ("progress/reset", ResetProgressHandler),
+    ("backend", BackendHandler),
+    ("trace", TraceHandler),
+    ("plotly.js", PlotlyHandler),
+)
+
+
+def setup_handlers(web_app, root_dir: str) -> None:
+    """Add the routes under ``<base_url>graphlab/`` to the server's tornado application."""
+    web_app.settings["graphlab_root_dir"] = str(Path(root_dir).resolve())
+    # The trace viewer's code pulls in plotly and the widgets' figure code (a second or more).
+    # The server should not start later for it, nor the first trace open slower: it is
+    # imported on a background thread now, and the handler finds it loaded.
+    threading.Thread(
+        target=importlib.import_module, args=(f"{__package__}.trace_report",), daemon=True
+    ).start()
+    base = web_app.settings["base_url"]
+    web_app.add_handlers(
+        ".*$", [(url_path_join(base, "graphlab", route), handler) for route, handler in ROUTES]
+    )

@@ -1,0 +1,103 @@
+"""The trace viewer's server side: a profiler trace as its gap report and a level-of-detail figure.
+
+The figures are :meth:`graphlab.Timeline.summary`'s, the very ones ``graphlab gaps`` prints.
+The figure is the one TimelineView draws (:mod:`graphlab.widgets.figures`): lanes of bars, idle
+gaps shaded, and above ``LOD_EVENTS`` events bars closer than a pixel merged, so a million
+events reach the browser as at most a few thousand bars. A zoom asks again with the visible
+range and gets that range's bars; the parsed trace stays in a small cache meanwhile, keyed by
+the file's path, size and modification time, so an edited file is read afresh.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections import OrderedDict
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import plotly.graph_objects as go
+
+from graphlab.trace.timeline import Timeline
+from graphlab.widgets.figures import Panel, lod_min_gap, panel_of, timeline_layout, timeline_traces
+from graphlab.widgets.lanes import device_gaps_ns
+from graphlab.widgets.sources import banner
+
+__all__ = ["TraceCache", "figure_json", "trace_reply"]
+
+
+@dataclass(frozen=True)
+class LoadedTrace:
+    """A parsed trace ready to answer requests: its figures, report and drawing panel."""
+
+    figures: dict[str, Any]
+    report: str
+    panel: Panel
+
+    @property
+    def events(self) -> int:
+        return self.panel.events
+
+
+def load(path: Path, title: str) -> LoadedTrace:
+    """Read and analyse one trace (TraceError with the reader's one-line message if bad)."""
+    timeline = Timeline.from_chrome_trace(path)
+    summary = timeline.summary()
+    panel = panel_of(title, timeline, banner(timeline.meta), device_gaps_ns(timeline))
+    return LoadedTrace(summary.to_dict(), summary.report(), panel)
+
+
+class TraceCache:
+    """The last few traces read, so that zooming does not parse the file again.
+
+    Thread-safe: requests analyse traces on worker threads. Two traces are kept; a
+    million-event timeline holds a few hundred MB, so more would crowd a workshop laptop.
+    """
+
+    def __init__(self, size: int = 2):
+        self._size = size
+        self._entries: OrderedDict[tuple, LoadedTrace] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, path: Path, title: str) -> LoadedTrace:
+        stat = path.stat()
+        key = (str(path), stat.st_size, stat.st_mtime_ns)
+        with self._lock:
+            if key in self._entries:
+                self._entries.move_to_end(key)
+                return self._entries[key]
+        loaded = load(path, title)
+        with self._lock:
+            self._entries[key] = loaded
+            while len(self._entries) > self._size:
+                self._entries.popitem(last=False)
+        return loaded
+
+
+def figure_json(panel: Panel, x_range: tuple[float, float] | None = None) -> str:
+    """The plotly figure (data and layout) as JSON text, for the view ``x_range`` (µs).
+
+    Arrays travel as plotly's base64 typed arrays. The layout drops TimelineView's fixed width:
+    here the figure fills the document tab and follows its size.
+    """
+    panels = [panel]
+    traces = timeline_traces(panels, x_range, lod_min_gap(panels, x_range))
+    layout = timeline_layout(panels)
+    layout.pop("width")
+    layout["autosize"] = True
+    return go.Figure(data=traces, layout=layout).to_json()
+
+
+def trace_reply(loaded: LoadedTrace, path: str, x_range: tuple[float, float] | None = None) -> str:
+    """The JSON answer of ``GET /graphlab/trace``: report, figures, event count and figure."""
+    head = json.dumps(
+        {
+            "path": path,
+            "report": loaded.report,
+            "figures": loaded.figures,
+            "events": loaded.events,
+            "lod": lod_min_gap([loaded.panel]) > 0,
+        }
+    )
+    return head[:-1] + ', "figure": ' + figure_json(loaded.panel, x_range) + "}"

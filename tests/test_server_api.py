@@ -1,0 +1,285 @@
+"""The course API under /graphlab/, served by a real in-process Jupyter server.
+
+Progress goes to a file of each test's own (``GRAPHLAB_PROGRESS``), never the user's; lesson
+resets run on a workspace made by ``graphlab.course.workspace.ensure`` in the server's root.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+from pathlib import Path
+
+import plotly
+import pytest
+from tornado.httpclient import HTTPClientError
+
+from graphlab import Timeline
+from graphlab.course import progress, workspace
+from graphlab.server.handlers import PLOTLY_JS
+from graphlab.server.paths import PathRefused, resolve_in_root
+
+pytest_plugins = ["pytest_jupyter.jupyter_server"]
+
+TRACES = Path(__file__).parent / "traces"
+
+
+def notebook(cells: list[dict]) -> str:
+    return json.dumps({"cells": cells, "metadata": {}, "nbformat": 4, "nbformat_minor": 5})
+
+
+def markdown(text: str) -> dict:
+    return {"cell_type": "markdown", "metadata": {}, "source": text}
+
+
+def solution(exercise: str) -> dict:
+    return {
+        "cell_type": "code",
+        "metadata": {
+            "graphlab": {"role": "solution", "exercise": exercise},
+            "jupyter": {"source_hidden": True},
+            "tags": ["solution"],
+        },
+        "source": f"%%solution {exercise}\nanswer = 1",
+        "outputs": [],
+        "execution_count": None,
+    }
+
+
+@pytest.fixture
+def course(jp_root_dir: Path) -> Path:
+    """A course folder: two lessons (the second with two exercises), a scratch notebook and
+    a trace in a subfolder."""
+    (jp_root_dir / "00_start_here.ipynb").write_text(
+        notebook([markdown("# Lesson 00 — Start here\n\nWelcome.")])
+    )
+    (jp_root_dir / "02_static_inputs.ipynb").write_text(
+        notebook(
+            [
+                markdown("# Lesson 02 — Static inputs"),
+                solution("copy_in"),
+                solution("rebind"),
+                solution("copy_in"),  # a second cell of the same exercise counts once
+            ]
+        )
+    )
+    (jp_root_dir / "scratch.ipynb").write_text(notebook([]))
+    (jp_root_dir / "traces").mkdir()
+    shutil.copy(TRACES / "graph_replay.json", jp_root_dir / "traces" / "graph_replay.json")
+    return jp_root_dir
+
+
+@pytest.fixture
+def store(monkeypatch, tmp_path):
+    """The progress store, on a file of this test's own."""
+    monkeypatch.setenv(progress.ENV, str(tmp_path / "progress.json"))
+    return progress
+
+
+@pytest.fixture
+def jp_server_config():
+    return {"ServerApp": {"jpserver_extensions": {"graphlab.server": True}}}
+
+
+async def get_json(jp_fetch, *parts, **params):
+    response = await jp_fetch("graphlab", *parts, params=params)
+    return json.loads(response.body)
+
+
+async def refusal(call) -> tuple[int, str]:
+    with pytest.raises(HTTPClientError) as info:
+        await call
+    return info.value.code, json.loads(info.value.response.body)["message"]
+
+
+async def test_lessons_with_progress(jp_fetch, course, store):
+    store.record("02_static_inputs", "rebind", True)
+    store.record("02_static_inputs", "copy_in", False)
+    store.record("99_removed", "old", True)  # a lesson no longer in the folder counts nothing
+    reply = await get_json(jp_fetch, "lessons")
+    assert reply == {
+        "folder": "",
+        "lessons": [
+            {
+                "file": "00_start_here.ipynb",
+                "path": "00_start_here.ipynb",
+                "id": "00_start_here",
+                "number": "00",
+                "title": "Start here",
+                "exercises": [],
+                "passed": [],
+                "failed": [],
+            },
+            {
+                "file": "02_static_inputs.ipynb",
+                "path": "02_static_inputs.ipynb",
+                "id": "02_static_inputs",
+                "number": "02",
+                "title": "Static inputs",
+                "exercises": ["copy_in", "rebind"],
+                "passed": ["rebind"],
+                "failed": ["copy_in"],
+            },
+        ],
+        "done": 1,
+        "total": 2,
+    }
+    store.record("02_static_inputs", "copy_in", True)
+    assert (await get_json(jp_fetch, "lessons"))["done"] == 2
+
+
+async def test_lessons_of_a_checkout_are_in_notebooks(jp_fetch, jp_root_dir, store):
+    (jp_root_dir / "notebooks").mkdir()
+    (jp_root_dir / "notebooks" / "01_kernel_gaps.ipynb").write_text(notebook([]))
+    reply = await get_json(jp_fetch, "lessons")
+    assert reply["folder"] == "notebooks"
+    assert [(x["path"], x["title"]) for x in reply["lessons"]] == [
+        ("notebooks/01_kernel_gaps.ipynb", "Kernel gaps")
+    ]
+
+
+async def test_reset_progress(jp_fetch, course, store):
+    store.record("02_static_inputs", "rebind", True)
+    response = await jp_fetch("graphlab", "progress", "reset", method="POST", body="{}")
+    assert json.loads(response.body) == {"ok": True}
+    assert store.load() == {}
+    assert (await get_json(jp_fetch, "lessons"))["done"] == 0
+
+
+async def test_reset_lesson_keeps_the_learners_copy(jp_fetch, jp_root_dir):
+    workspace.ensure(jp_root_dir)
+    lesson = jp_root_dir / "02_static_inputs.ipynb"
+    shipped = lesson.read_bytes()
+    lesson.write_text(notebook([markdown("# my notes")]))
+    body = json.dumps({"path": "02_static_inputs.ipynb"})
+    response = await jp_fetch("graphlab", "lessons", "reset", method="POST", body=body)
+    backup = json.loads(response.body)["backup"]
+    assert re.fullmatch(r"02_static_inputs\.backup-\d{8}T\d{6}Z\.ipynb", backup), backup
+    assert (jp_root_dir / backup).read_text() == notebook([markdown("# my notes")])
+    assert lesson.read_bytes() == shipped
+
+    lesson.unlink()  # a deleted lesson comes back, with no copy to keep
+    response = await jp_fetch("graphlab", "lessons", "reset", method="POST", body=body)
+    assert json.loads(response.body) == {"backup": None}
+    assert lesson.read_bytes() == shipped
+
+    for path, says in [("../02_static_inputs.ipynb", "leaves the Jupyter root folder"),
+                       ("scratch.ipynb", "is not one of the course's lessons")]:  # fmt: skip
+        call = jp_fetch(
+            "graphlab", "lessons", "reset", method="POST", body=json.dumps({"path": path})
+        )
+        code, message = await refusal(call)
+        assert code in (400, 403) and says in message
+
+
+async def test_trace_report_is_the_gaps_report(jp_fetch, course):
+    reply = await get_json(jp_fetch, "trace", path="traces/graph_replay.json")
+    summary = Timeline.from_chrome_trace(TRACES / "graph_replay.json").summary()
+    assert reply["report"] == summary.report()
+    assert reply["figures"] == summary.to_dict()
+    # make_traces.py: one graph of 20 kernels replayed twice, so two cudaGraphLaunch calls
+    assert (reply["figures"]["kernels"], reply["figures"]["graph_launches"]) == (40, 2)
+    assert reply["events"] == 44 and reply["lod"] is False
+    names = [t.get("name") for t in reply["figure"]["data"]]
+    assert "stream 7: GPU work" in names and "host: launch call" in names
+    assert "width" not in reply["figure"]["layout"]
+
+
+async def test_trace_zoom_draws_the_range_only(jp_fetch, course):
+    whole = await get_json(jp_fetch, "trace", path="traces/graph_replay.json")
+    zoomed = await get_json(jp_fetch, "trace", path="traces/graph_replay.json", x0="0", x1="0.001")
+    assert zoomed["figures"] == whole["figures"]
+    assert len(json.dumps(zoomed["figure"]["data"])) < len(json.dumps(whole["figure"]["data"]))
+    call = jp_fetch(
+        "graphlab", "trace", params={"path": "traces/graph_replay.json", "x0": "5", "x1": "1"}
+    )
+    code, message = await refusal(call)
+    assert code == 400 and message == "x0='5', x1='1' is not a time range: send x0 < x1 in µs"
+
+
+async def test_bad_trace_is_one_line(jp_fetch, course):
+    (course / "broken.json").write_text('{"traceEvents": [{"ph": "X", "cat": "kernel"')
+    code, message = await refusal(jp_fetch("graphlab", "trace", params={"path": "broken.json"}))
+    assert code == 400
+    assert "\n" not in message and "ends early (truncated?)" in message
+
+
+@pytest.mark.parametrize(
+    ("path", "says"),
+    [
+        ("../outside.json", "leaves the Jupyter root folder"),
+        ("/etc/passwd", "is an absolute path"),
+        ("link.json", "is a link to a file outside the Jupyter root folder"),
+        (".hidden.json", "is a hidden file"),
+        ("", "no file given"),
+    ],
+)
+async def test_trace_refuses_paths_outside_the_root(jp_fetch, course, tmp_path, path, says):
+    outside = tmp_path / "outside.json"
+    shutil.copy(TRACES / "graph_replay.json", outside)
+    (course / "link.json").symlink_to(outside)
+    code, message = await refusal(jp_fetch("graphlab", "trace", params={"path": path}))
+    assert code == 403 and says in message
+
+
+async def test_unauthenticated_requests_are_refused(http_server_client, jp_base_url, course):
+    for route, method in [("lessons", "GET"), ("trace?path=traces/graph_replay.json", "GET"),
+                          ("progress/reset", "POST"), ("lessons/reset", "POST")]:  # fmt: skip
+        with pytest.raises(HTTPClientError) as info:
+            await http_server_client.fetch(
+                f"{jp_base_url}graphlab/{route}",
+                method=method,
+                body="{}" if method == "POST" else None,
+            )
+        assert info.value.code == 403, route
+    # The script is a page resource: the login page is where a stranger is sent instead.
+    response = await http_server_client.fetch(
+        f"{jp_base_url}graphlab/plotly.js", follow_redirects=False, raise_error=False
+    )
+    assert response.code == 302
+    assert response.headers["Location"].startswith(f"{jp_base_url}login")
+
+
+async def test_plotly_js_comes_from_the_plotly_package(jp_fetch):
+    response = await jp_fetch("graphlab", "plotly.js")
+    assert response.body == PLOTLY_JS.read_bytes()
+    assert response.headers["Content-Type"].startswith("text/javascript")
+    assert response.headers["Etag"] == f'"plotly-{plotly.__version__}"'
+
+
+async def test_backend_is_asked_of_a_fresh_python(jp_fetch):
+    import torch
+
+    reply = await get_json(jp_fetch, "backend")
+    if torch.cuda.is_available():
+        assert reply["name"] == "cuda"
+        assert reply["label"] == (
+            f"{torch.cuda.get_device_name(0)} · torch {torch.__version__} · "
+            f"CUDA {torch.version.cuda}"
+        )
+    else:
+        assert reply["name"] == "emulator"
+        assert reply["label"] == f"CPU emulator · torch {torch.__version__}"
+
+
+def test_resolve_in_root(tmp_path):
+    (tmp_path / "a").mkdir()
+    (tmp_path / "a" / "t.json").write_text("{}")
+    (tmp_path / "inner.json").symlink_to(tmp_path / "a" / "t.json")
+    root = tmp_path.resolve()
+    assert resolve_in_root(tmp_path, "a/t.json") == root / "a" / "t.json"
+    assert resolve_in_root(tmp_path, "inner.json") == root / "a" / "t.json"  # link inside
+    assert resolve_in_root(tmp_path, "a/./t.json") == root / "a" / "t.json"
+    for bad in ("a/../a/t.json", "C:t.json", "\\t.json", "a\\..\\t.json", "a/t\x00.json"):
+        with pytest.raises(PathRefused):
+            resolve_in_root(tmp_path, bad)
+    assert resolve_in_root(tmp_path, ".h/x", allow_hidden=True) == root / ".h" / "x"
+
+
+async def test_a_damaged_lesson_is_still_listed(jp_fetch, jp_root_dir, store):
+    (jp_root_dir / "03_outputs.ipynb").write_text("{not a notebook")
+    reply = await get_json(jp_fetch, "lessons")
+    assert [(x["path"], x["title"], x["exercises"]) for x in reply["lessons"]] == [
+        ("03_outputs.ipynb", "Outputs", [])
+    ]

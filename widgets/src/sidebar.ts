@@ -1,0 +1,120 @@
+/**
+ * The left sidebar "CUDA Graphs course": the live backend, then every lesson with its progress.
+ * Plain DOM rebuilt on each change: a list of fifteen lessons costs nothing to redraw, and it
+ * keeps the widget free of a rendering framework.
+ */
+import { LabIcon } from '@jupyterlab/ui-components';
+import { Widget } from '@lumino/widgets';
+
+import { CourseModel } from './course';
+
+export const SIDEBAR_ID = 'graphlab-course-sidebar';
+
+/** A small graph (three nodes, two edges) as the sidebar's tab icon. */
+export const courseIcon = new LabIcon({
+  name: 'cuda-graphlab:course',
+  svgstr:
+    '<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 24 24"><g class="jp-icon3" fill="#616161">' +
+    '<circle cx="5" cy="6" r="3"/><circle cx="19" cy="6" r="3"/><circle cx="12" cy="19" r="3"/>' +
+    '<path d="M7 7.5l4 9 .9-.4-4-9zM17 7.5l-4 9-.9-.4 4-9z"/></g></svg>'
+});
+
+export class CourseSidebar extends Widget {
+  constructor(
+    private readonly _model: CourseModel,
+    private readonly _open: (path: string) => void
+  ) {
+    super();
+    this.id = SIDEBAR_ID;
+    this.addClass('graphlab-Sidebar');
+    this.title.icon = courseIcon;
+    this.title.caption = 'CUDA Graphs course';
+    _model.changed.connect(this.render, this);
+    this.render();
+  }
+
+  render(): void {
+    const { lessons, backend, error } = this._model;
+    const node = this.node;
+    node.replaceChildren();
+    node.appendChild(element('h2', 'graphlab-Sidebar-title', 'CUDA Graphs course'));
+    node.appendChild(
+      element('div', 'graphlab-Sidebar-backend', backend ? backend.label : 'finding the backend…')
+    );
+    if (error) {
+      node.appendChild(element('div', 'graphlab-Sidebar-error', error));
+      return;
+    }
+    if (!lessons) {
+      return;
+    }
+    if (lessons.lessons.length === 0) {
+      node.appendChild(
+        element(
+          'p',
+          'graphlab-Sidebar-empty',
+          'No lessons in this folder. Start the course with `graphlab lab`.'
+        )
+      );
+      return;
+    }
+    const list = element('ol', 'graphlab-Sidebar-lessons');
+    for (const lesson of lessons.lessons) {
+      const item = element('li', 'graphlab-Sidebar-lesson');
+      const done = lesson.passed.length;
+      const total = lesson.exercises.length;
+      if (total > 0 && done === total) {
+        item.classList.add('graphlab-mod-done');
+      }
+      const button = element('button', 'graphlab-Sidebar-open', '');
+      button.appendChild(element('span', 'graphlab-Sidebar-number', lesson.number));
+      button.appendChild(element('span', 'graphlab-Sidebar-name', lesson.title));
+      button.title = `Open ${lesson.path}`;
+      button.onclick = () => this._open(lesson.path);
+      item.appendChild(button);
+      item.appendChild(
+        element('span', 'graphlab-Sidebar-progress', total ? `${done}/${total}` : '–')
+      );
+      list.appendChild(item);
+    }
+    node.appendChild(list);
+    node.appendChild(
+      element('div', 'graphlab-Sidebar-overall', `Exercises passed: ${this._model.overall}`)
+    );
+  }
+}
+
+/** The status-bar item: backend and overall progress, in one short line. */
+export class CourseStatus extends Widget {
+  constructor(private readonly _model: CourseModel) {
+    super();
+    this.addClass('graphlab-Status');
+    this.node.title = 'CUDA Graphs course: backend and exercises passed';
+    _model.changed.connect(this.render, this);
+    this.render();
+  }
+
+  render(): void {
+    const { backend } = this._model;
+    const short = !backend
+      ? 'backend…'
+      : backend.name === 'cuda'
+        ? backend.gpu ?? 'CUDA'
+        : backend.name === 'emulator'
+          ? 'CPU emulator'
+          : 'backend unknown';
+    const progress = this._model.overall;
+    this.node.textContent = progress ? `${short} · course ${progress}` : short;
+  }
+}
+
+function element<K extends keyof HTMLElementTagNameMap>(
+  tag: K,
+  className: string,
+  text = ''
+): HTMLElementTagNameMap[K] {
+  const node = document.createElement(tag);
+  node.className = className;
+  node.textContent = text;
+  return node;
+}

@@ -1,0 +1,154 @@
+/**
+ * "CUDA graph timeline": a document widget for torch.profiler (Kineto) traces.
+ *
+ * The server extension reads the trace, so the browser never downloads it (a million-event
+ * trace is hundreds of MB): the model factory below has no file format, which tells the
+ * document context to fetch the file's metadata only. The server answers with the gap report
+ * (the figures `graphlab gaps` prints) and a level-of-detail plotly figure of at most a few
+ * thousand bars per lane; zooming asks for the bars of the new range. plotly.js comes from the
+ * installed python plotly package through the server extension: no CDN, no kernel, no network.
+ */
+import {
+  ABCWidgetFactory,
+  Base64ModelFactory,
+  DocumentRegistry,
+  DocumentWidget
+} from '@jupyterlab/docregistry';
+import { Contents } from '@jupyterlab/services';
+import { Widget } from '@lumino/widgets';
+
+import { apiURL, requestAPI } from './api';
+
+export const FACTORY = 'CUDA graph timeline';
+export const MODEL = 'graphlab-trace';
+
+/** The server's answer for a trace: the report, its figures and the figure to draw. */
+interface ITraceReport {
+  path: string;
+  report: string;
+  figures: Record<string, unknown>;
+  events: number;
+  lod: boolean;
+  figure: { data: unknown[]; layout: Record<string, unknown> };
+}
+
+/** A model that loads no content: the trace is read by the server, not the browser. */
+export class TraceModelFactory extends Base64ModelFactory {
+  get name(): string {
+    return MODEL;
+  }
+
+  get fileFormat(): Contents.FileFormat {
+    return null;
+  }
+}
+
+/* eslint-disable @typescript-eslint/no-explicit-any */
+let plotly: Promise<any> | null = null;
+
+/** plotly.js, loaded once per page from the server extension (which serves plotly's copy). */
+function loadPlotly(): Promise<any> {
+  if (!plotly) {
+    plotly = new Promise((resolve, reject) => {
+      const script = document.createElement('script');
+      script.src = apiURL('plotly.js');
+      script.onload = () => resolve((window as any).Plotly);
+      script.onerror = () => {
+        plotly = null;
+        reject(new Error('plotly.js could not be loaded from the graphlab server extension'));
+      };
+      document.head.appendChild(script);
+    });
+  }
+  return plotly;
+}
+
+export class TraceView extends Widget {
+  constructor(private readonly _path: string) {
+    super();
+    this.addClass('graphlab-Trace');
+    this.node.dataset.graphlabPath = _path;
+    this._status = append(this.node, 'div', 'graphlab-Trace-status');
+    this._status.textContent = `Reading ${_path} …`;
+    this._report = append(this.node, 'pre', 'graphlab-Trace-report');
+    this._plot = append(this.node, 'div', 'graphlab-Trace-plot');
+    void this._load();
+  }
+
+  /** The report as the server sent it (tests and the tour read it). */
+  get report(): ITraceReport | null {
+    return this._data;
+  }
+
+  protected onResize(): void {
+    if (this._Plotly && this._data) {
+      this._Plotly.Plots.resize(this._plot);
+    }
+  }
+
+  private async _load(): Promise<void> {
+    const started = performance.now();
+    try {
+      const [data, Plotly] = await Promise.all([
+        requestAPI<ITraceReport>(`trace?${new URLSearchParams({ path: this._path })}`),
+        loadPlotly()
+      ]);
+      this._data = data;
+      this._Plotly = Plotly;
+      this._report.textContent = data.report;
+      await Plotly.newPlot(this._plot, data.figure.data, data.figure.layout, {
+        displaylogo: false,
+        responsive: true
+      });
+      const seconds = ((performance.now() - started) / 1000).toFixed(1);
+      this._status.textContent =
+        `${data.events.toLocaleString()} events, opened in ${seconds} s` +
+        (data.lod ? '; bars closer than a pixel are merged, zoom in for detail' : '');
+      if (data.lod) {
+        (this._plot as any).on('plotly_relayout', (event: any) => void this._refine(event));
+      }
+      this.node.dataset.graphlabLoaded = 'true';
+    } catch (reason) {
+      this._status.textContent = (reason as Error).message;
+      this._status.classList.add('graphlab-Trace-error');
+      this.node.dataset.graphlabLoaded = 'error';
+    }
+  }
+
+  /** After a zoom, redraw with the bars of the visible range (the server merges less). */
+  private async _refine(event: any): Promise<void> {
+    const params: Record<string, string> = { path: this._path };
+    // A drag zoom reports the range as two keys, Plotly.relayout({'xaxis.range': [..]}) as one.
+    const [x0, x1] = event['xaxis.range'] ?? [event['xaxis.range[0]'], event['xaxis.range[1]']];
+    if (x0 !== undefined && x1 !== undefined) {
+      params.x0 = String(x0);
+      params.x1 = String(x1);
+    } else if (!event['xaxis.autorange']) {
+      return; // a change that is not a zoom (hover, legend, resize)
+    }
+    const data = await requestAPI<ITraceReport>(`trace?${new URLSearchParams(params)}`);
+    await this._Plotly.react(this._plot, data.figure.data, (this._plot as any).layout);
+  }
+
+  private _status: HTMLElement;
+  private _report: HTMLElement;
+  private _plot: HTMLElement;
+  private _data: ITraceReport | null = null;
+  private _Plotly: any = null;
+}
+/* eslint-enable @typescript-eslint/no-explicit-any */
+
+export class TraceViewFactory extends ABCWidgetFactory<DocumentWidget<TraceView>> {
+  protected createNewWidget(context: DocumentRegistry.Context): DocumentWidget<TraceView> {
+    const widget = new DocumentWidget({ context, content: new TraceView(context.path) });
+    widget.title.caption = `${context.path} as a CUDA graph timeline`;
+    return widget;
+  }
+}
+
+function append(parent: HTMLElement, tag: string, className: string): HTMLElement {
+  const node = document.createElement(tag);
+  node.className = className;
+  parent.appendChild(node);
+  return node;
+}
