@@ -28,6 +28,7 @@ __all__ = [
     "capturable_devices_hook",
     "check",
     "clear_cublas_workspaces",
+    "compile_counters",
     "end_allocate_to_pool",
     "op_schema",
     "overload_name",
@@ -136,3 +137,13 @@ def release_pool() -> Callable[[int, tuple], None] | None:
 def clear_cublas_workspaces() -> Callable[[], None] | None:
     """The hook that frees the cuBLAS workspaces kept per stream, or None on this build."""
     return getattr(torch._C, "_cuda_clearCublasWorkspaces", None)
+
+
+def compile_counters() -> Any:
+    """torch.compile's event counters, e.g. ``["inductor"]["cudagraph_skips"]`` (torch 2.1+).
+
+    Imported when asked for: importing torch._dynamo takes seconds.
+    """
+    from torch._dynamo.utils import counters
+
+    return counters

@@ -60,6 +60,7 @@ import itertools
 import json
 import logging
 import os
+import re
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -69,6 +70,7 @@ from typing import Any
 
 from graphlab.errors import GraphlabError, RecordingError
 from graphlab.support.atomic import write_text_atomically
+from graphlab.support.torch_internals import compile_counters
 
 from . import workloads
 from .compare import (
@@ -690,13 +692,20 @@ class GraphCalls:
         }
 
 
+# The log quotes source files by absolute path; a recording keeps them relative to the project or
+# to site-packages, so that it reads the same wherever it was made.
+_PROJECT_ROOT = str(Path(__file__).resolve().parents[2]) + os.sep
+_SITE_PACKAGES = re.compile(r"[^\s\"']*site-packages/")
+
+
 class _LogLines(logging.Handler):
     def __init__(self, lines: list[str]):
         super().__init__(logging.DEBUG)
         self.lines = lines
 
     def emit(self, record: logging.LogRecord) -> None:
-        self.lines.append(record.getMessage())
+        message = record.getMessage().replace(_PROJECT_ROOT, "")
+        self.lines.append(_SITE_PACKAGES.sub("", message))
 
 
 @contextmanager
@@ -708,8 +717,8 @@ def watch_cudagraphs() -> Iterator[GraphCalls]:
     duration of the block and puts them back afterwards.
     """
     import torch
-    from torch._dynamo.utils import counters
 
+    counters = compile_counters()
     calls = GraphCalls()
     cls = torch.cuda.CUDAGraph
     replay, capture_begin = cls.replay, cls.capture_begin
@@ -724,10 +733,11 @@ def watch_cudagraphs() -> Iterator[GraphCalls]:
 
     logger = logging.getLogger(CUDAGRAPHS_LOGGER)
     handler = _LogLines(calls.log)
-    level = logger.level
+    level, propagate = logger.level, logger.propagate
     if not logger.isEnabledFor(logging.WARNING):
         logger.setLevel(logging.WARNING)  # the skip lines are warnings; make sure they reach us
     logger.addHandler(handler)
+    logger.propagate = False  # kept here, not printed to stderr by torch's own handler too
     skips = counters["inductor"]["cudagraph_skips"]
     cls.replay, cls.capture_begin = counted_replay, counted_capture_begin
     try:
@@ -736,6 +746,7 @@ def watch_cudagraphs() -> Iterator[GraphCalls]:
         cls.replay, cls.capture_begin = replay, capture_begin
         logger.removeHandler(handler)
         logger.setLevel(level)
+        logger.propagate = propagate
         calls.cudagraph_skips = counters["inductor"]["cudagraph_skips"] - skips
 
 
