@@ -32,9 +32,7 @@ def two_gpus(fresh):
     fresh.setattr(torch.cuda, "is_available", lambda: True)
     fresh.setattr(torch.cuda, "device_count", lambda: 2)
     fresh.setattr(torch.cuda, "mem_get_info", lambda i: (totals[i] // 2, totals[i]))
-    fresh.setattr(
-        torch.cuda, "set_per_process_memory_fraction", lambda f, i: calls.append((f, i))
-    )
+    fresh.setattr(torch.cuda, "set_per_process_memory_fraction", lambda f, i: calls.append((f, i)))
     return calls
 
 
