@@ -34,7 +34,7 @@ from .lessons import lessons
 from .peaks import NOT_MEASURED, Peaks, PeaksError
 from .peaks import load as load_peaks
 
-__all__ = ["MIN_DRIVER", "PORTS", "Facts", "TorchView", "assess", "gather"]
+__all__ = ["MIN_DRIVER", "PORTS", "Facts", "TorchView", "assess", "extension_state", "gather"]
 
 #: The oldest driver branch that runs each CUDA major release (NVIDIA's minor-version
 #: compatibility table: CUDA 11.x needs 450+, 12.x 525+, 13.x 580+).
@@ -107,7 +107,7 @@ def gather() -> Facts:
         host_memory_bytes=_host_memory(),
         cpus=os.cpu_count() or 1,
         ports_in_use=[port for port in PORTS if _in_use(port)],
-        extension=_extension(),
+        extension=extension_state(),
     )
 
 
@@ -397,7 +397,7 @@ def _in_use(port: int) -> bool:
     return False
 
 
-def _extension() -> dict[str, bool]:
+def extension_state() -> dict[str, bool]:
     """Whether Jupyter would load the course's server part and front end, from its config and
     data folders (what ``jupyter server extension list`` and ``jupyter labextension list`` read)."""
     from jupyter_core.paths import jupyter_config_path, jupyter_path

@@ -17,7 +17,16 @@ import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 
-__all__ = ["GPU_QUERY", "Gpu", "Inventory", "MigDevice", "gpus", "inventory", "mps_pipe"]
+__all__ = [
+    "GPU_QUERY",
+    "Gpu",
+    "Inventory",
+    "MigDevice",
+    "gpus",
+    "inventory",
+    "learner_devices",
+    "mps_pipe",
+]
 
 #: The fields asked for with ``--query-gpu``, in this order.
 GPU_QUERY = "index,uuid,name,memory.total,memory.used,mig.mode.current,compute_mode,driver_version"
@@ -103,6 +112,19 @@ def inventory() -> Inventory:
         except (OSError, subprocess.SubprocessError):
             mig = []
     return Inventory(found, mig, mps_pipe())
+
+
+def learner_devices(found: Inventory) -> list[str]:
+    """What to deal learners over, as ``CUDA_VISIBLE_DEVICES`` values: each MIG slice of a GPU in
+    MIG mode, and every other GPU that lets processes in, by UUID (so the order CUDA numbers
+    devices in does not matter)."""
+    devices = []
+    for gpu in found.gpus:
+        if gpu.mig_mode == "Enabled":
+            devices += [m.uuid for m in found.mig_devices if m.gpu == gpu.index]
+        elif gpu.compute_mode != "Prohibited":
+            devices.append(gpu.uuid)
+    return devices
 
 
 def mps_pipe() -> str | None:
