@@ -139,7 +139,7 @@ def test_a_peaks_file_round_trips_and_names_its_largest_lesson(tmp_path):
     made = Peaks(
         gpu=Section(
             {"gpu": "a GPU"},
-            {"00_start_here": LessonPeak(4.0, 3), "07_training": LessonPeak(9.5, 7)},
+            {"00_start_here": LessonPeak(4.0, 3, 11), "07_training": LessonPeak(9.5, 7)},
             2,
         ),
         cpu=None,
@@ -149,6 +149,7 @@ def test_a_peaks_file_round_trips_and_names_its_largest_lesson(tmp_path):
     again = peaks.read(path)
     assert again == made
     assert again.gpu.peak() == ("07_training", 7)
+    assert again.gpu.host_peak() == ("00_start_here", 11)
     assert again.gpu.missing(["00_start_here", "08_memory"]) == ["08_memory"]
 
 
@@ -181,6 +182,10 @@ GPU_PEAKS = Section(
     {"gpu": "NVIDIA H200"},
     {"00_start_here": LessonPeak(40.0, 2 * 10**9), "07_training": LessonPeak(90.0, 10 * 10**9)},
     600_000_000,
+)
+HOST_NOTE = (
+    "host memory counts each learner's kernel at its measured peak; the Jupyter server each "
+    "learner also runs is not counted"
 )
 CPU_PEAKS = Section(
     {"cpus": 2},
@@ -357,13 +362,32 @@ def test_without_a_gpu_the_emulator_shares_the_host_memory():
     assert report["memory_cap_gb"] is None
     crowded = assess(no_gpu(cpus=2), 20)
     assert crowded["reasons"] == [
-        "20 learners' kernels need 10.0 GB of memory on the emulator (lesson 00_start_here: "
-        "0.50 GB each) and 8.0 GB is available"
+        "20 learners' kernels need 10.0 GB of host memory (lesson 00_start_here: 0.50 GB each) "
+        "and 8.0 GB is available"
     ]
     assert crowded["warnings"] == [
+        HOST_NOTE,
         "20 learners share 2 CPU cores: lessons run slower than the measured times when many "
-        "run at once"
+        "run at once",
     ]
+
+
+def test_on_a_gpu_the_kernels_host_memory_is_checked_too():
+    measured = Section(
+        {"gpu": "NVIDIA H200"},
+        {
+            "00_start_here": LessonPeak(40.0, 2 * 10**9, 1_500_000_000),
+            "07_training": LessonPeak(90.0, 10 * 10**9, 3_000_000_000),
+        },
+        600_000_000,
+    )
+    report = assess(machine(peaks=Peaks(measured, None), cap_gb=11.9), 3)
+    assert report["reasons"] == [
+        "3 learners' kernels need 9.0 GB of host memory (lesson 07_training: 3.00 GB each) and "
+        "8.0 GB is available"
+    ]
+    assert report["warnings"] == [HOST_NOTE]
+    assert assess(machine(peaks=Peaks(measured, None), cap_gb=11.9), 2)["reasons"] == []
 
 
 def test_disk_ports_and_extension():
@@ -376,6 +400,7 @@ def test_disk_ports_and_extension():
     assert report["reasons"] == ["/home has 0.00 GB free and 2 copies of the lessons take 0.00 GB"]
     assert report["ports_in_use"] == {"8000": "JupyterHub"}
     assert report["warnings"] == [
+        HOST_NOTE,
         "port 8000 (JupyterHub's default) is in use",
         "the course's JupyterLab extension (server part, graphlab.server) is not enabled: the "
         "lessons run, without the course sidebar (pip install cuda-graphlab into the learners' "

@@ -9,9 +9,11 @@ Run on the machine whose numbers you want: on a GPU it fills the ``gpu`` section
 Each lesson runs as a learner would run it: copied into a fresh workspace, in a fresh kernel (the
 ``python3`` kernelspec), with the solutions run (``GRAPHLAB_RUN_SOLUTIONS=1``, as the notebook
 tests do), no GPU memory cap and a progress store of its own. The time is the wall time of the
-lesson's cells, the kernel's start excluded. After the last cell a probe cell reads the kernel's
-peaks (see :mod:`graphlab.course.peaks` for what each number is). On a GPU, run it with the GPU
-otherwise idle: the context overhead is read from the device's memory in use.
+lesson's cells, the kernel's start excluded; the 1-minute load average before and after the run
+is kept with the times, since other work on the machine slows them. After the last cell a probe
+cell reads the kernel's peaks (see :mod:`graphlab.course.peaks` for what each number is). On a
+GPU, run it with the GPU otherwise idle: the context overhead is read from the device's memory
+in use.
 
 A lesson that fails stops the run with its error and nothing is written.
 """
@@ -77,6 +79,7 @@ def measure(lesson_file: str, workspace: Path, baseline_used: int | None) -> dic
     result = {"seconds": round(seconds, 1)}
     if "reserved_peak_bytes" in found:
         result["peak_bytes"] = found["reserved_peak_bytes"]
+        result["host_peak_bytes"] = found["rss_bytes"]
         if baseline_used is not None:
             overhead = found["device_used_bytes"] - baseline_used - found["reserved_bytes"]
             result["overhead_bytes"] = max(overhead, 0)
@@ -119,6 +122,7 @@ def main(argv: list[str]) -> int:
     }
     current = peaks.read(args.out) if args.out.exists() else peaks.Peaks(None, None)
     results, overheads = {}, []
+    load_before = os.getloadavg()[0]
     with tempfile.TemporaryDirectory(prefix="graphlab-measure-") as scratch:
         os.environ.pop("GRAPHLAB_GPU_MEMORY_GB", None)
         os.environ["GRAPHLAB_RUN_SOLUTIONS"] = "1"
@@ -131,9 +135,14 @@ def main(argv: list[str]) -> int:
                 overheads.append(found.pop("overhead_bytes"))
             results[lesson.id] = found
             print(f"{lesson.id:<20} {found['seconds']:8.1f} s  peak {found['peak_bytes']:,} B")
+    # Wall times depend on what else the machine was doing: keep its load with them.
+    meta["load_average"] = {"before": round(load_before, 1), "after": round(os.getloadavg()[0], 1)}
     section = peaks.Section(
         meta,
-        {name: peaks.LessonPeak(r["seconds"], r["peak_bytes"]) for name, r in results.items()},
+        {
+            name: peaks.LessonPeak(r["seconds"], r["peak_bytes"], r.get("host_peak_bytes"))
+            for name, r in results.items()
+        },
         max(overheads) if overheads else None,
     )
     sections = {k: current.section(k) for k in peaks.KINDS} | {kind: section}

@@ -15,6 +15,8 @@ lesson top to bottom in a fresh kernel (solutions included, as the notebook test
   (``torch.cuda.max_memory_reserved``), which is what ``GRAPHLAB_GPU_MEMORY_GB`` caps.
 - ``gpu.process_overhead_bytes``: GPU memory a kernel takes beyond that (the CUDA context and
   libraries), device memory in use minus the allocator's, read at the end of the largest lesson.
+- ``gpu.lessons[*].host_peak_bytes``: the same kernel's peak resident host memory
+  (``ru_maxrss``).
 - ``cpu.lessons[*].peak_bytes``: the kernel's peak resident memory (``ru_maxrss``) on the
   emulator.
 - ``seconds``: wall time of the lesson's cells, kernel start excluded.
@@ -60,10 +62,12 @@ class PeaksError(GraphlabError, ValueError):
 
 @dataclass(frozen=True)
 class LessonPeak:
-    """One lesson's wall time (s) and peak memory (bytes) on one kind of machine."""
+    """One lesson's wall time (s) and peak memory (bytes) on one kind of machine; on a GPU, also
+    the kernel's peak host memory."""
 
     seconds: float
     peak_bytes: int
+    host_peak_bytes: int | None = None
 
 
 @dataclass(frozen=True)
@@ -78,6 +82,15 @@ class Section:
         """The lesson with the largest peak and that peak in bytes."""
         lesson = max(self.lessons, key=lambda name: self.lessons[name].peak_bytes)
         return lesson, self.lessons[lesson].peak_bytes
+
+    def host_peak(self) -> tuple[str, int] | None:
+        """The lesson whose kernel held the most host memory on a GPU machine, and how much;
+        None when that was not measured."""
+        measured = {n: p.host_peak_bytes for n, p in self.lessons.items() if p.host_peak_bytes}
+        if not measured:
+            return None
+        lesson = max(measured, key=measured.__getitem__)
+        return lesson, measured[lesson]
 
     def missing(self, lesson_ids: list[str]) -> list[str]:
         """The lessons of ``lesson_ids`` this section has no measurement for."""
@@ -133,9 +146,12 @@ def _section(data: object, where: str) -> Section | None:
         if not isinstance(entry, dict):
             raise bad
         seconds, peak = entry.get("seconds"), entry.get("peak_bytes")
+        host = entry.get("host_peak_bytes")
         if not (_number(seconds) and seconds >= 0 and _count(peak)):
             raise bad
-        parsed[name] = LessonPeak(float(seconds), peak)
+        if host is not None and not _count(host):
+            raise bad
+        parsed[name] = LessonPeak(float(seconds), peak, host)
     overhead = data.get("process_overhead_bytes")
     if overhead is not None and not _count(overhead):
         raise bad
@@ -156,8 +172,12 @@ def _section_dict(section: Section | None) -> dict | None:
     data: dict[str, object] = {"measured_on": section.measured_on}
     if section.process_overhead_bytes is not None:
         data["process_overhead_bytes"] = section.process_overhead_bytes
-    data["lessons"] = {
-        name: {"seconds": peak.seconds, "peak_bytes": peak.peak_bytes}
-        for name, peak in section.lessons.items()
-    }
+    data["lessons"] = {name: _lesson_dict(peak) for name, peak in section.lessons.items()}
+    return data
+
+
+def _lesson_dict(peak: LessonPeak) -> dict[str, float | int]:
+    data: dict[str, float | int] = {"seconds": peak.seconds, "peak_bytes": peak.peak_bytes}
+    if peak.host_peak_bytes is not None:
+        data["host_peak_bytes"] = peak.host_peak_bytes
     return data

@@ -236,6 +236,10 @@ def _gpu_plan(facts: Facts, learners: int, report: dict) -> dict:
         report["unknown"].append("the memory of a MIG slice whose profile states none")
     plan |= {"devices": devices, "memory_cap_gb": cap}
     _check_fit(plan, facts, report)
+    host = None if gpu_section is None else gpu_section.host_peak()
+    plan["host_memory_bytes"] = facts.host_memory_bytes
+    if host is not None:
+        _host_fit(facts, learners, *host, report)
     return plan
 
 
@@ -310,21 +314,31 @@ def _builds_for(capability: str, arch_list: list[str]) -> bool:
 def _emulator_plan(facts: Facts, learners: int, report: dict) -> dict:
     plan = {"cpus": facts.cpus, "host_memory_bytes": facts.host_memory_bytes}
     plan |= _needed(facts, "cpu", report)
-    needed, memory = plan["needed_bytes"], facts.host_memory_bytes
-    if memory is None:
-        report["unknown"].append("this machine's available memory")
-    elif needed is not None and memory // learners < needed:
-        report["reasons"].append(
-            f"{learners} learners' kernels need {learners * needed / GB:.1f} GB of memory on the "
-            f"emulator (lesson {plan['needed_by']}: {needed / GB:.2f} GB each) and "
-            f"{memory / GB:.1f} GB is available"
-        )
+    if plan["needed_bytes"] is not None:
+        _host_fit(facts, learners, plan["needed_by"], plan["needed_bytes"], report)
     if learners > facts.cpus:
         report["warnings"].append(
             f"{learners} learners share {facts.cpus} CPU cores: lessons run slower than the "
             "measured times when many run at once"
         )
     return plan | {"memory_cap_gb": None}
+
+
+def _host_fit(facts: Facts, learners: int, lesson: str, needed: int, report: dict) -> None:
+    """Whether ``learners`` kernels at ``needed`` bytes each fit the host's available memory."""
+    memory = facts.host_memory_bytes
+    if memory is None:
+        report["unknown"].append("this machine's available memory")
+        return
+    if memory // learners < needed:
+        report["reasons"].append(
+            f"{learners} learners' kernels need {learners * needed / GB:.1f} GB of host memory "
+            f"(lesson {lesson}: {needed / GB:.2f} GB each) and {memory / GB:.1f} GB is available"
+        )
+    report["warnings"].append(
+        "host memory counts each learner's kernel at its measured peak; the Jupyter server each "
+        "learner also runs is not counted"
+    )
 
 
 def _machine_checks(facts: Facts, learners: int, report: dict) -> None:
