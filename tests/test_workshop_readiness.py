@@ -403,8 +403,8 @@ def test_disk_ports_and_extension():
         HOST_NOTE,
         "port 8000 (JupyterHub's default) is in use",
         "the course's JupyterLab extension (server part, graphlab.server) is not enabled: the "
-        "lessons run, without the course sidebar (pip install cuda-graphlab into the learners' "
-        "Jupyter environment)",
+        "lessons run, without the course sidebar (install graphlab into the Python environment "
+        "of the learners' Jupyter servers; the extension comes with it)",
     ]
 
 

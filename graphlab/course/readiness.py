@@ -361,8 +361,8 @@ def _machine_checks(facts: Facts, learners: int, report: dict) -> None:
         if not enabled:
             report["warnings"].append(
                 f"the course's JupyterLab extension ({part} part, {EXTENSION[part]}) is not "
-                "enabled: the lessons run, without the course sidebar (pip install cuda-graphlab "
-                "into the learners' Jupyter environment)"
+                "enabled: the lessons run, without the course sidebar (install graphlab into the "
+                "Python environment of the learners' Jupyter servers; the extension comes with it)"
             )
 
 

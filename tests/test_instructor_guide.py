@@ -1,0 +1,49 @@
+"""docs/instructor.md: the agenda adds up to three hours and its run times and memory figures are
+the measured ones in graphlab/course/peaks.json (a slot stays "not measured yet" until they are)."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from graphlab.course import peaks
+from graphlab.course.lessons import lessons
+
+GUIDE = Path(__file__).resolve().parent.parent / "docs" / "instructor.md"
+NOT_MEASURED = "*not measured yet*"
+
+
+def _agenda() -> list[list[str]]:
+    text = GUIDE.read_text(encoding="utf-8")
+    table = text[text.index("| time | lesson |") :].split("\n\n")[0].splitlines()[2:]
+    return [[cell.strip() for cell in row.strip("|").split("|")] for row in table]
+
+
+def test_the_agenda_fills_three_hours_in_order():
+    rows = _agenda()
+    assert sum(int(row[2]) for row in rows) == 180
+    clock = 0
+    for row in rows:
+        hours, minutes = map(int, row[0].split(":"))
+        assert hours * 60 + minutes == clock, row
+        clock += int(row[2])
+
+
+def test_every_lesson_is_on_the_agenda_with_its_measured_times():
+    measured = peaks.load()
+    by_lesson = {row[1][:2]: row for row in _agenda() if re.match(r"\d\d ", row[1])}
+    assert sorted(by_lesson) == [lesson.number for lesson in lessons()]
+    for lesson in lessons():
+        _, _, _, gpu_time, gpu_peak, cpu_time = by_lesson[lesson.number]
+        gpu = measured.gpu and measured.gpu.lessons.get(lesson.id)
+        cpu = measured.cpu and measured.cpu.lessons.get(lesson.id)
+        assert gpu_time == (f"{gpu.seconds:.1f} s" if gpu else NOT_MEASURED), lesson.id
+        assert gpu_peak == (f"{gpu.peak_bytes / 1e9:.1f} GB" if gpu else NOT_MEASURED), lesson.id
+        assert cpu_time == (f"{cpu.seconds:.1f} s" if cpu else NOT_MEASURED), lesson.id
+
+
+def test_the_cpu_memory_range_quoted_is_the_measured_one():
+    cpu = peaks.load().cpu
+    low = min(p.peak_bytes for p in cpu.lessons.values()) / 1e9
+    high = max(p.peak_bytes for p in cpu.lessons.values()) / 1e9
+    assert f"peaked at {low:.2f} to {high:.2f} GB" in " ".join(GUIDE.read_text().split())
