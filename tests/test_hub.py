@@ -44,7 +44,7 @@ import requests  # noqa: E402  (jupyterhub brings it)
 from tornado.httpclient import HTTPRequest  # noqa: E402
 from tornado.websocket import websocket_connect  # noqa: E402
 
-from graphlab.course.lessons import shipped_folder  # noqa: E402
+from graphlab.course.lessons import read_lesson, shipped_folder  # noqa: E402
 
 DEPLOY = Path(__file__).resolve().parent.parent / "deploy"
 LEARNERS = ["ada", "grace", "linus"]
@@ -304,10 +304,14 @@ def test_three_learners_take_the_course_at_once_apart(hub):
         # Their own progress store, in their own Jupyter data folder, with their result only.
         store = home / ".local" / "share" / "jupyter" / "graphlab" / "progress.json"
         assert probe["store"] == str(store)
-        assert probe["results"]["99_whoami"] == {
-            name: {**probe["results"]["99_whoami"][name], "passed": True}
-        }
+        # The checkers of lessons 00 and 02 recorded their exercises there, passed (the
+        # solutions ran); and the result this learner's kernel recorded is theirs alone.
         on_disk = json.loads(store.read_text())["lessons"]
+        assert on_disk == probe["results"]
+        assert sorted(on_disk) == ["00_start_here", "02_static_inputs", "99_whoami"]
+        for lesson in map(read_lesson, (workspace / LESSONS[0], workspace / LESSONS[1])):
+            assert sorted(on_disk[lesson.id]) == sorted(lesson.exercises)
+            assert all(entry["passed"] for entry in on_disk[lesson.id].values())
         assert list(on_disk["99_whoami"]) == [name]
         assert probe["cap"] == "8"
         devices.append(probe["device"])

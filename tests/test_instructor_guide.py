@@ -42,8 +42,11 @@ def test_every_lesson_is_on_the_agenda_with_its_measured_times():
         assert cpu_time == (f"{cpu.seconds:.1f} s" if cpu else NOT_MEASURED), lesson.id
 
 
-def test_the_cpu_memory_range_quoted_is_the_measured_one():
+def test_the_cpu_memory_range_and_load_quoted_are_the_measured_ones():
     cpu = peaks.load().cpu
+    text = " ".join(GUIDE.read_text(encoding="utf-8").split())
     low = min(p.peak_bytes for p in cpu.lessons.values()) / 1e9
     high = max(p.peak_bytes for p in cpu.lessons.values()) / 1e9
-    assert f"peaked at {low:.2f} to {high:.2f} GB" in " ".join(GUIDE.read_text().split())
+    assert f"peaked at {low:.2f} to {high:.2f} GB" in text
+    load = cpu.measured_on["load_average"]
+    assert f"load average {load['before']} before the run and {load['after']} after it" in text
