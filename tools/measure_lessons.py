@@ -15,7 +15,8 @@ cell reads the kernel's peaks (see :mod:`graphlab.course.peaks` for what each nu
 GPU, run it with the GPU otherwise idle: the context overhead is read from the device's memory
 in use.
 
-A lesson that fails stops the run with its error and nothing is written.
+A lesson that fails is reported and left out of the section (``graphlab doctor`` then says its
+numbers are not measured yet); the exit status is 1 if any failed.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ import argparse
 import json
 import os
 import platform
+import re
 import shlex
 import sys
 import tempfile
@@ -129,12 +131,23 @@ def main(argv: list[str]) -> int:
         os.environ["GRAPHLAB_PROGRESS"] = str(Path(scratch) / "progress.json")
         workspace = sync(Path(scratch) / "course").folder
         baseline = device_used_bytes() if kind == "gpu" else None
+        failed = []
         for lesson in lessons():
-            found = measure(lesson.file, workspace, baseline)
+            try:
+                found = measure(lesson.file, workspace, baseline)
+            except nbclient.exceptions.CellExecutionError as error:
+                plain = re.sub(r"\x1b\[[0-9;]*m", "", str(error))  # IPython's colours
+                last = [line for line in plain.splitlines() if line.strip()][-1]
+                print(f"{lesson.id:<20} FAILED: {last}")
+                failed.append(lesson.id)
+                continue
             if "overhead_bytes" in found:
                 overheads.append(found.pop("overhead_bytes"))
             results[lesson.id] = found
             print(f"{lesson.id:<20} {found['seconds']:8.1f} s  peak {found['peak_bytes']:,} B")
+    if not results:
+        print("no lesson ran to the end: nothing written")
+        return 1
     # Wall times depend on what else the machine was doing: keep its load with them.
     meta["load_average"] = {"before": round(load_before, 1), "after": round(os.getloadavg()[0], 1)}
     section = peaks.Section(
@@ -149,8 +162,11 @@ def main(argv: list[str]) -> int:
     updated = peaks.Peaks(**sections)
     text = json.dumps(updated.to_dict(), indent=1) + "\n"
     write_text_atomically(args.out, text, peaks.PeaksError)
-    print(f"wrote the {kind} section of {args.out}")
-    return 0
+    print(
+        f"wrote the {kind} section of {args.out}"
+        + (f", without {', '.join(failed)}" if failed else "")
+    )
+    return 1 if failed else 0
 
 
 if __name__ == "__main__":
