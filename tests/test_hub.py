@@ -47,6 +47,7 @@ from tornado.websocket import websocket_connect  # noqa: E402
 from graphlab.course.lessons import read_lesson, shipped_folder  # noqa: E402
 
 DEPLOY = Path(__file__).resolve().parent.parent / "deploy"
+PACKAGE = Path(__file__).resolve().parent.parent / "graphlab"
 LEARNERS = ["ada", "grace", "linus"]
 LESSONS = ["00_start_here.ipynb", "02_static_inputs.ipynb"]
 PASSWORD = "workshop-test-password"
@@ -101,7 +102,12 @@ c.Authenticator.allow_all = True
 c.JupyterHub.spawner_class = "simple"
 c.SimpleLocalProcessSpawner.home_dir_template = {str(self.homes / "{username}")!r}
 c.Spawner.ip = "127.0.0.1"
-c.Spawner.environment = {{"GRAPHLAB_RUN_SOLUTIONS": "1"}}
+# The course extension's server part enabled as `pip install` enables it: its config file in a
+# Jupyter config folder (here the test's own, where the installed one may be missing).
+c.Spawner.environment = {{
+    "GRAPHLAB_RUN_SOLUTIONS": "1",
+    "JUPYTER_CONFIG_PATH": {str(self.folder / "jupyter-config")!r},
+}}
 c.Spawner.start_timeout = {SERVER_START_S}
 c.Spawner.http_timeout = {SERVER_START_S}
 if {os.geteuid() == 0}:  # CI runs as root; JupyterLab refuses root without this flag
@@ -110,6 +116,9 @@ if {os.geteuid() == 0}:  # CI runs as root; JupyterLab refuses root without this
 
     def start(self) -> None:
         (self.folder / "test_config.py").write_text(self.config())
+        extensions = self.folder / "jupyter-config" / "jupyter_server_config.d"
+        extensions.mkdir(parents=True)
+        shutil.copy(PACKAGE / "server" / "server_extension.json", extensions / "graphlab.json")
         env = {k: v for k, v in os.environ.items() if not k.startswith("JUPYTER")}
         env |= {"GRAPHLAB_HUB_DEVICES": DEVICES, "GRAPHLAB_GPU_MEMORY_GB": "8"}
         with open(self.log, "w") as log:
@@ -319,6 +328,15 @@ def test_three_learners_take_the_course_at_once_apart(hub):
     assert sorted(devices) == ["0", "0", "1"]
 
     ada, grace = done["ada"]["learner"], done["grace"]["learner"]
+    # The course sidebar's API, served by each learner's server, counts that learner's results.
+    expected = sum(len(read_lesson(shipped_folder() / lesson).exercises) for lesson in LESSONS)
+    for name, result in done.items():
+        answer = result["learner"].server("GET", "graphlab/lessons")
+        assert answer.status_code == 200, answer.text[:500]
+        sidebar = answer.json()
+        assert sidebar["done"] == expected, name
+        assert [row["file"] for row in sidebar["lessons"]] == lessons
+    assert ada.api("GET", "/user/grace/graphlab/lessons").status_code == 403
     # One learner's token opens nothing of another's: not their server, files, kernels or account.
     assert grace.server("GET", "api/contents").status_code == 200
     for path in ("api/contents", "api/kernels", f"api/contents/{LESSONS[0]}"):
