@@ -11,9 +11,17 @@ live and why.
 from __future__ import annotations
 
 import importlib
+import sys
 
 from .backend import backend
 from .errors import GraphlabError
+
+if "torch" in sys.modules:
+    # A kernel that imported torch first gets the per-learner GPU memory cap now; otherwise it
+    # comes with graphlab.backend(), so that `import graphlab` itself never imports torch.
+    from .support.memory_cap import apply_from_env
+
+    apply_from_env()
 
 __version__ = "0.1.0"
 

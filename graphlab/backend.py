@@ -7,6 +7,9 @@ says anything about speed.
 
 Set ``GRAPHLAB_BACKEND=emulator`` to force the emulator on a GPU machine (useful for checking that a
 notebook's semantic cells print the same on both).
+
+Deciding the backend also applies the per-learner GPU memory cap, ``GRAPHLAB_GPU_MEMORY_GB``
+(:mod:`graphlab.support.memory_cap`), since this is where a kernel first imports torch for graphlab.
 """
 
 from __future__ import annotations
@@ -40,6 +43,10 @@ class Backend:
 def backend() -> Backend:
     """Return the live :class:`Backend`, deciding once per process."""
     import torch
+
+    from .support.memory_cap import apply_from_env
+
+    apply_from_env()
 
     forced = os.environ.get("GRAPHLAB_BACKEND", "").strip().lower()
     if forced not in ("", "cuda", "emulator"):

@@ -15,6 +15,8 @@
 #   notebooks       re-execute the lessons in place (NOTEBOOKS="a.ipynb b.ipynb" for some)
 #   nbval           nbval over every lesson against its stored outputs
 #   nbval16         nbval with every kernel capped at 16 GB, as on a smaller card
+#   peaks           every lesson's run time and GPU memory peak (peaks.json: the gpu section
+#                   to copy into graphlab/course/; give it STEP_TIMEOUT=1800)
 #   memory, memoryfid, memory16, failedcapture   the memory benchmarks (JSON results)
 #   profiledlaunch  how much the profiler inflates launch calls (JSON results)
 #
@@ -53,6 +55,8 @@ for step in "$@"; do
     notebooks) run_step notebooks python3 tools/execute_notebooks.py ${NOTEBOOKS:-}
       mkdir -p "$stage/notebooks" && cp notebooks/*.ipynb "$stage/notebooks/" ;;
     nbval) run_step nbval python3 -m pytest -p no:cacheprovider -q notebooks ;;
+    peaks) cp graphlab/course/peaks.json "$stage/peaks.json"
+      run_step peaks python3 tools/measure_lessons.py --out "$stage/peaks.json" ;;
     nbval16) IPYTHONDIR=$(card16) run_step nbval16 python3 -m pytest -p no:cacheprovider -q notebooks ;;
     memory) run_step memory python3 benchmarks/memory_rounds.py --json "$stage/memory_rounds.json" ;;
     memoryfid) run_step memoryfid python3 benchmarks/memory_rounds.py --only fidelity \

@@ -1,0 +1,246 @@
+"""The workshop deployment files, checked without starting anything: the hub's device dealing and
+spawn hooks, its configuration file, the Zero to JupyterHub values, the GPU image and Binder's
+repo2docker files. (tests/test_hub.py starts a real hub with them.)"""
+
+from __future__ import annotations
+
+import importlib.util
+import logging
+import re
+import subprocess
+import sys
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+import tomllib
+import yaml
+from packaging.requirements import Requirement
+from packaging.specifiers import SpecifierSet
+from packaging.version import Version
+from traitlets.config import Config
+
+import graphlab.support.nvidia_smi
+from graphlab.support.memory_cap import cap_from_env
+from graphlab.support.nvidia_smi import Gpu, Inventory, MigDevice
+
+ROOT = Path(__file__).resolve().parent.parent
+DEPLOY = ROOT / "deploy"
+BINDER = ROOT / "binder"
+
+
+def _load(name: str, path: Path):
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+hub = _load("graphlab_hub", DEPLOY / "graphlab_hub.py")
+
+
+def test_round_robin_deals_to_the_least_used_device_first():
+    dealer = hub.RoundRobin(["0", "1"])
+    assert [dealer.take(n) for n in ("ada", "grace", "linus", "ada")] == ["0", "1", "0", "0"]
+    dealer.release("grace")
+    assert dealer.take("mary") == "1"  # the device grace freed, not the busier "0"
+    assert dealer.take("alan") == "1"  # "1" has one learner, "0" two
+    assert hub.RoundRobin([]).take("ada") is None
+
+
+def test_devices_come_from_the_environment_or_nvidia_smi(monkeypatch):
+    assert hub.hub_devices({"GRAPHLAB_HUB_DEVICES": " 0, 1,,2 "}) == ["0", "1", "2"]
+    assert hub.hub_devices({"GRAPHLAB_HUB_DEVICES": "none"}) == []
+    found = Inventory(
+        [
+            Gpu(0, "GPU-a", "H200", 1, 0, "Enabled", "Default", "580"),
+            Gpu(1, "GPU-b", "H200", 1, 0, "Disabled", "Default", "580"),
+            Gpu(2, "GPU-c", "H200", 1, 0, "N/A", "Prohibited", "580"),
+        ],
+        [MigDevice(0, "1g.18gb", "MIG-x", 18), MigDevice(0, "1g.18gb", "MIG-y", 18)],
+    )
+    monkeypatch.setattr(graphlab.support.nvidia_smi, "inventory", lambda: found)
+    assert hub.hub_devices({}) == ["MIG-x", "MIG-y", "GPU-b"]
+
+
+def _spawner(user: str, environment: dict) -> SimpleNamespace:
+    return SimpleNamespace(
+        user=SimpleNamespace(name=user),
+        name="",
+        environment=environment,
+        log=logging.getLogger("test"),
+    )
+
+
+def test_spawn_hooks_give_each_learner_a_device_and_the_cap():
+    pre, post, dealer = hub.spawn_hooks(["GPU-a", "GPU-b"], 11.9)
+    configured = {"GRAPHLAB_RUN_SOLUTIONS": "1"}
+    ada, grace = _spawner("ada", configured), _spawner("grace", configured)
+    pre(ada)
+    pre(grace)
+    assert ada.environment == {
+        "GRAPHLAB_RUN_SOLUTIONS": "1",
+        "GRAPHLAB_WORKSPACE": "~/graphlab-course",
+        "CUDA_VISIBLE_DEVICES": "GPU-a",
+        "CUDA_DEVICE_ORDER": "PCI_BUS_ID",
+        "GRAPHLAB_GPU_MEMORY_GB": "11.9",
+    }
+    assert grace.environment["CUDA_VISIBLE_DEVICES"] == "GPU-b"
+    assert configured == {"GRAPHLAB_RUN_SOLUTIONS": "1"}  # the shared configured dict is untouched
+    post(ada)
+    assert dealer.holders == {"grace/": "GPU-b"}
+    cpu_pre, _, _ = hub.spawn_hooks([], None)
+    lone = _spawner("ada", {})
+    cpu_pre(lone)
+    assert lone.environment == {"GRAPHLAB_WORKSPACE": "~/graphlab-course"}
+
+
+def _hub_config(monkeypatch, **env: str) -> Config:
+    monkeypatch.delenv("GRAPHLAB_GPU_MEMORY_GB", raising=False)
+    for key, value in env.items():
+        monkeypatch.setenv(key, value)
+    config = Config()
+    path = DEPLOY / "jupyterhub_config.py"
+    exec(
+        compile(path.read_text(), str(path), "exec"),
+        {"get_config": lambda: config, "__file__": str(path)},
+    )
+    return config
+
+
+def test_the_hub_configuration(monkeypatch):
+    c = _hub_config(monkeypatch, GRAPHLAB_HUB_DEVICES="0,1", GRAPHLAB_GPU_MEMORY_GB="12")
+    assert c.JupyterHub.spawner_class == "localprocess"
+    assert c.Spawner.cmd == hub.singleuser_command(sys.executable)
+    assert c.Spawner.default_url == "/lab/tree/00_start_here.ipynb"
+    spawner = _spawner("ada", {})
+    c.Spawner.pre_spawn_hook(spawner)
+    assert spawner.environment["CUDA_VISIBLE_DEVICES"] == "0"
+    assert spawner.environment["GRAPHLAB_GPU_MEMORY_GB"] == "12"
+
+
+def test_the_hub_refuses_a_bad_cap_in_one_line(monkeypatch):
+    with pytest.raises(SystemExit) as stopped:
+        _hub_config(monkeypatch, GRAPHLAB_HUB_DEVICES="none", GRAPHLAB_GPU_MEMORY_GB="12GB")
+    assert str(stopped.value) == (
+        "jupyterhub_config.py: GRAPHLAB_GPU_MEMORY_GB='12GB' is not a number of GB: set it to the "
+        "GPU memory one learner may use, for example GRAPHLAB_GPU_MEMORY_GB=16, or unset it for "
+        "no cap"
+    )
+
+
+def test_the_learner_command_makes_the_workspace_before_the_server(tmp_path):
+    # The command's Python, with jupyterhub's server replaced by a stand-in that prints its
+    # arguments: the workspace exists and is the root the server is given.
+    command = hub.singleuser_command(sys.executable)
+    code = command[2].replace(
+        "from jupyterhub.singleuser import main", "main = lambda: print(sys.argv[1:]) or 0"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code, "--port=1234"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={"HOME": str(tmp_path), "PATH": "/usr/bin:/bin", **_pythonpath()},
+        check=True,
+    )
+    workspace = tmp_path / "graphlab-course"
+    assert out.stdout.strip() == str([f"--ServerApp.root_dir={workspace}", "--port=1234"])
+    assert (workspace / "00_start_here.ipynb").is_file()
+
+
+def _pythonpath() -> dict[str, str]:
+    import os
+
+    return {"PYTHONPATH": os.environ["PYTHONPATH"]} if "PYTHONPATH" in os.environ else {}
+
+
+# --- Zero to JupyterHub ---
+
+VALUES = yaml.safe_load((DEPLOY / "z2jh" / "values.yaml").read_text())
+
+
+def test_z2jh_runs_the_same_learner_command_as_the_local_hub():
+    assert VALUES["singleuser"]["cmd"] == hub.singleuser_command("python")
+    assert VALUES["singleuser"]["defaultUrl"] == "/lab/tree/00_start_here.ipynb"
+
+
+def test_z2jh_profiles_whole_gpu_mig_shared_and_cpu():
+    profiles = {
+        p["display_name"]: p.get("kubespawner_override", {})
+        for p in VALUES["singleuser"]["profileList"]
+    }
+    assert list(profiles) == [
+        "Whole GPU",
+        "MIG slice (1g.18gb)",
+        "Shared GPU (time-sliced)",
+        "CPU only (emulator)",
+    ]
+    assert profiles["Whole GPU"]["extra_resource_limits"] == {"nvidia.com/gpu": "1"}
+    assert profiles["MIG slice (1g.18gb)"]["extra_resource_limits"] == {
+        "nvidia.com/mig-1g.18gb": "1"
+    }
+    shared = profiles["Shared GPU (time-sliced)"]
+    assert cap_from_env(shared["environment"]) > 0
+    assert profiles["CPU only (emulator)"] == {}
+
+
+def _binder_requirements() -> list[Requirement]:
+    lines = (BINDER / "requirements.txt").read_text().splitlines()
+    return [Requirement(line) for line in lines if line.strip() and not line.startswith(("#", "-"))]
+
+
+def test_the_gpu_image_swaps_in_the_same_torch_release_binder_pins():
+    dockerfile = (DEPLOY / "z2jh" / "Dockerfile").read_text()
+    torch_arg = re.search(r"^ARG TORCH=(\S+)$", dockerfile, re.M)[1]
+    (pin,) = [str(r.specifier) for r in _binder_requirements() if r.name == "torch"]
+    assert pin == f"=={torch_arg}+cpu"
+    assert re.search(r"^FROM \$\{BASE\}$", dockerfile, re.M)
+
+
+# --- Binder (repo2docker) ---
+
+
+def test_binder_has_the_files_repo2docker_reads():
+    assert sorted(p.name for p in BINDER.iterdir()) == [
+        "jupyter_server_config.py",
+        "postBuild",
+        "requirements.txt",
+        "runtime.txt",
+    ]
+    # repo2docker runs postBuild only if it is executable; a syntax error would fail the build.
+    assert (BINDER / "postBuild").stat().st_mode & 0o111
+    subprocess.run(["bash", "-n", str(BINDER / "postBuild")], check=True, timeout=30)
+
+
+def test_binder_pins_versions_the_package_accepts_and_the_cpu_torch():
+    requirements = (BINDER / "requirements.txt").read_text().splitlines()
+    assert "--extra-index-url https://download.pytorch.org/whl/cpu" in requirements
+    pins = {r.name: r.specifier for r in _binder_requirements()}
+    assert all(str(spec).startswith("==") for spec in pins.values()), pins
+    assert Version(str(pins["torch"])[2:]).local == "cpu"
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    for dependency in map(Requirement, project["dependencies"]):
+        if dependency.name in pins:
+            pinned = Version(str(pins[dependency.name])[2:])
+            assert dependency.specifier.contains(pinned, prereleases=True), dependency
+
+
+def test_binder_python_is_one_the_package_supports():
+    runtime = (BINDER / "runtime.txt").read_text().strip()
+    match = re.fullmatch(r"python-(\d+\.\d+)", runtime)
+    assert match, runtime
+    requires = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["requires-python"]
+    assert SpecifierSet(requires).contains(f"{match[1]}.0")
+
+
+def test_binder_opens_the_first_lesson_and_installs_graphlab_whole():
+    config = Config()
+    path = BINDER / "jupyter_server_config.py"
+    exec(compile(path.read_text(), str(path), "exec"), {"get_config": lambda: config})
+    url = config.ServerApp.default_url
+    assert url == "/lab/tree/notebooks/00_start_here.ipynb"
+    assert (ROOT / url.removeprefix("/lab/tree/")).is_file()
+    post_build = (BINDER / "postBuild").read_text()
+    assert "python -m pip install --no-cache-dir .\n" in post_build
+    assert "extension_state()" in post_build
