@@ -86,7 +86,7 @@ def install_cell_source(url: str | None = None) -> str:
         '    pip = [sys.executable, "-m", "pip", "install", "-q"]\n'
         f'    subprocess.check_call([*pip, "--no-deps", "git+{url}"])\n'
         '    light = ["numpy", "plotly", "ipywidgets", "anywidget", "tqdm", "cloudpickle"]\n'
-        "    subprocess.check_call([*pip, *light])"
+        '    subprocess.check_call([*pip, *light, "matplotlib", "msgspec"])'
     )
 
 

@@ -33,6 +33,7 @@ pointing at the recordings made on a real GPU (``graphlab recordings``, ``graphl
 from __future__ import annotations
 
 import time
+import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -485,10 +486,15 @@ def _profiled_timeline(step: Callable[[int], Any], iterations: int) -> Timeline:
 
     plan = schedule(wait=0, warmup=1, active=1, repeat=1)
     torch.cuda.synchronize()
-    with profiler(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA], schedule=plan) as prof:
-        for _ in range(2):
-            for i in range(iterations):
-                step(i)
-            torch.cuda.synchronize()
-            prof.step()
+    with warnings.catch_warnings():
+        # The schedule discards the warm-up cycle on purpose; the profiler warns that it does.
+        warnings.filterwarnings("ignore", message=".*Profiler clears events", category=UserWarning)
+        with profiler(
+            activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA], schedule=plan
+        ) as prof:
+            for _ in range(2):
+                for i in range(iterations):
+                    step(i)
+                torch.cuda.synchronize()
+                prof.step()
     return Timeline.from_chrome_trace(prof)
