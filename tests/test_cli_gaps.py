@@ -321,3 +321,16 @@ def test_cell_magic_profiles_the_cell_on_a_gpu(ipython, capsys):
     s = ipython.user_ns["tl"].summary()
     assert (s.kernels, s.kernel_launches, s.graph_launches) == (5, 5, 0)
     assert "5 kernels on 1 stream" in capsys.readouterr().out
+
+
+def test_a_reader_that_stops_early_gets_no_traceback(eager_trace):
+    # `graphlab gaps --json | head`: the pipe closes before graphlab writes (closed here at once).
+    child = subprocess.Popen(
+        [sys.executable, "-m", "graphlab", "gaps", str(eager_trace), "--json"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    child.stdout.close()
+    _, stderr = child.communicate(timeout=120)
+    assert child.returncode == 0
+    assert stderr.decode() == ""

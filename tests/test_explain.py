@@ -586,3 +586,18 @@ def test_explained_restores_the_stream_a_failed_capture_left_current():
         y = x * 3
     g.replay()
     assert y.tolist() == [3.0, 3.0, 3.0, 3.0]
+
+
+def test_what_you_saw_is_the_first_error_not_the_follow_on_that_quotes_it():
+    first = "CUDA error: operation not permitted when stream is capturing"
+    try:
+        try:
+            raise RuntimeError(first)
+        finally:
+            raise RuntimeError(
+                "CUDA error: operation failed due to a previous error during capture "
+                f"(the earlier error: {first})"
+            )
+    except RuntimeError as exc:
+        explanation = explain(exc)
+    assert explanation.seen == f"RuntimeError: {first}"

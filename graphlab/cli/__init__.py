@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 
 from graphlab.errors import GraphlabError
@@ -61,6 +62,11 @@ def main(
     except KeyboardInterrupt:
         print(f"graphlab {args.command}: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:
+        # Whoever read the output stopped early (`graphlab gaps --json | head`): stop quietly,
+        # and point stdout at /dev/null so that Python's flush at exit does not fail again.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
 
 
 if __name__ == "__main__":

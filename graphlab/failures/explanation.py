@@ -99,7 +99,9 @@ def explain(failure: BaseException | warnings.WarningMessage | Warning | str) ->
         return attached
     chain = _chain(failure)
     for entry in CATALOGUE:
-        for text, source in chain:
+        # Earliest error first: a follow-on error (a capture invalidated by an earlier one) often
+        # quotes its cause, and what the learner should see is the cause's own words.
+        for text, source in reversed(chain):
             if _matches(entry, text, source):
                 return _explanation(entry, text)
     return Explanation(
