@@ -359,3 +359,16 @@ def test_union_matches_a_plain_loop(events):
     for lane in s.streams:
         mine = [(a, a + d) for a, d, c in events if c == lane.stream]
         assert lane.busy_ns == plain_union(mine)[0]
+
+
+def test_a_negative_launch_latency_is_explained_in_the_report():
+    traces = Path(__file__).parent / "traces"
+    # multistream_replay.json: the replay's first kernel started 14.620 µs before the
+    # cudaGraphLaunch call returned (its median launch latency, worked out from the trace).
+    negative = Timeline.from_chrome_trace(traces / "multistream_replay.json").summary()
+    assert negative.launch_latency.median_ns == -14620
+    assert (
+        "(negative: the GPU started the work before the launch call returned" in negative.report()
+    )
+    positive = Timeline.from_chrome_trace(traces / "eager_chain.json").summary().report()
+    assert "negative" not in positive

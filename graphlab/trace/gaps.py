@@ -163,6 +163,11 @@ class Summary(Figures):
                 f"{_fmt_us(self.launch_latency.p90_ns)} over "
                 f"{_count(self.launch_latency.count, 'launch', 'launches')}"
             )
+            if self.launch_latency.median_ns < 0:
+                lines.append(
+                    "    (negative: the GPU started the work before the launch call returned, "
+                    "as an idle GPU can)"
+                )
         if len(self.devices) > 1:
             lines.extend(_lane_line(f"device {d.device}", d) for d in self.devices)
         if len(self.streams) > 1:
