@@ -18,9 +18,8 @@ from graphlab.support.atomic import write_text_atomically
 
 from .chrome import chrome_trace_text
 from .events import EventTable
-from .fast_kineto import load_trace_fast
 from .gaps import Summary, summarize
-from .kineto import read_json
+from .kineto import load_trace, read_json
 
 __all__ = ["Timeline"]
 
@@ -69,10 +68,10 @@ class Timeline(EventTable):
         ``src`` is a path (``.json`` or ``.json.gz``), an already parsed dict, or a finished
         ``torch.profiler.profile`` object. A graphlab timeline file is accepted too. Raises
         :class:`~graphlab.errors.TraceError` with advice when the input is not a usable trace.
-        A large trace file is read column-wise (:mod:`graphlab.trace.fast_kineto`), to the same
-        table.
+        A trace file is read column-wise (:mod:`graphlab.trace.kineto`), to the same table as
+        its parsed dict gives.
         """
-        return cls._of(load_trace_fast(src))
+        return cls._of(load_trace(src))
 
     def to_chrome_trace(self, path: str | os.PathLike | None = None) -> str | Path:
         """Export as a Chrome trace (the JSON Perfetto and chrome://tracing open).
