@@ -359,3 +359,49 @@ def test_union_matches_a_plain_loop(events):
     for lane in s.streams:
         mine = [(a, a + d) for a, d, c in events if c == lane.stream]
         assert lane.busy_ns == plain_union(mine)[0]
+
+
+# ------------------------------------------ property: every lane is the analysis of its own events
+
+lane_events = st.lists(
+    st.tuples(
+        st.sampled_from(["launch", "kernel", "kernel", "memcpy", "sync"]),
+        st.sampled_from(["cudaLaunchKernel", "cudaGraphLaunch", "cudaMemcpyAsync", "k"]),
+        st.integers(0, 50_000),
+        st.integers(0, 3_000),
+        st.integers(0, 2),  # device
+        st.integers(0, 3),  # stream
+        st.integers(-1, 8),  # correlation
+    ),
+    min_size=1,
+    max_size=60,
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(lane_events)
+def test_each_lane_equals_the_analysis_of_that_lane_alone(rows):
+    # The figures of all lanes come from one vectorised pass; here each lane is compared with
+    # the whole-timeline figures of a table holding only its GPU events (and every host call).
+    kind, name, start, dur, device, stream, corr = (list(c) for c in zip(*rows, strict=True))
+    host = [k in ("launch", "sync") for k in kind]
+    t = Timeline(
+        kind=kind,
+        name=name,
+        start_ns=start,
+        dur_ns=dur,
+        device=[-1 if h else d for h, d in zip(host, device, strict=True)],
+        stream=[-1 if h else s for h, s in zip(host, stream, strict=True)],
+        thread=[1 if h else -1 for h in host],
+        correlation=corr,
+    )
+    s = summarize(t)
+    lanes = [(lane, (t.device == lane.device) & (t.stream == lane.stream)) for lane in s.streams]
+    lanes += [(lane, t.device == lane.device) for lane in s.devices]
+    for lane, mine in lanes:
+        alone = summarize(t.select(mine | ~t.is_gpu))
+        same = ("kernels", "span_ns", "busy_ns", "idle_ns", "gaps", "host_bound_gaps")
+        assert [getattr(lane, f) for f in same] == [getattr(alone, f) for f in same]
+        assert lane.launch_latency == alone.launch_latency
+        assert lane.graph_replays == alone.graph_replays
+    assert sum(lane.kernels for lane in s.streams) == s.kernels

@@ -46,15 +46,20 @@ def _read_number(path: Path) -> int | None:
     return int(text) if text.isdigit() else None
 
 
-def _meminfo_available() -> int | None:
+def _proc_kib(path: str, key: str) -> int | None:
+    """The bytes that line ``key`` of a /proc file states in kB (``MemAvailable: 123 kB``)."""
     try:
-        lines = Path("/proc/meminfo").read_text().splitlines()
+        lines = Path(path).read_text().splitlines()
     except OSError:
         return None
     for line in lines:
-        if line.startswith("MemAvailable:"):
+        if line.startswith(key):
             return int(line.split()[1]) * 1024
     return None
+
+
+def _meminfo_available() -> int | None:
+    return _proc_kib("/proc/meminfo", "MemAvailable:")
 
 
 def _cgroup_room() -> int | None:
@@ -81,13 +86,7 @@ def _cgroup_room() -> int | None:
 def _address_space_room() -> int | None:
     """``ulimit -v`` minus the address space this process already maps."""
     soft, _ = resource.getrlimit(resource.RLIMIT_AS)
-    if soft == resource.RLIM_INFINITY:
+    mapped = _proc_kib("/proc/self/status", "VmSize:")
+    if soft == resource.RLIM_INFINITY or mapped is None:
         return None
-    try:
-        status = Path("/proc/self/status").read_text().splitlines()
-    except OSError:
-        return None
-    for line in status:
-        if line.startswith("VmSize:"):
-            return soft - int(line.split()[1]) * 1024
-    return None
+    return soft - mapped

@@ -29,6 +29,7 @@ from typing import Any
 import numpy as np
 
 from graphlab.errors import TraceError
+from graphlab.support.printable import printable_json
 
 __all__ = [
     "GPU_KINDS",
@@ -247,7 +248,7 @@ class EventTable:
             name = np.asarray(names, dtype=object)[index] if len(index) else []
             # The constructor refuses non-integer columns (a float time would be truncated).
             int_columns = {col: np.asarray(events[col]) for col in _INT_COLUMNS}
-            meta = plain_json(data.get("meta"))
+            meta = printable_json(plain_json(data.get("meta")))
             return cls(kind=events["kind"], name=name, meta=meta, **int_columns)
         except (KeyError, TypeError, ValueError, IndexError, OverflowError) as exc:
             if isinstance(exc, TraceError):

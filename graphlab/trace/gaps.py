@@ -40,6 +40,8 @@ from typing import Any
 
 import numpy as np
 
+from graphlab.support.printable import printable
+
 from .events import GRAPH_LAUNCH_CALLS, KERNEL_LAUNCH_CALLS, EventTable, call_name
 
 __all__ = ["Figures", "Stats", "Summary", "busy_intervals", "summarize"]
@@ -137,7 +139,7 @@ class Summary(Figures):
 
     def report(self) -> str:
         """A short readable report (what ``graphlab gaps`` prints)."""
-        on = f" on {self.gpu}" if self.gpu else ""
+        on = f" on {printable(self.gpu)}" if self.gpu else ""
         lines = [
             f"GPU work{on}: {_count(self.kernels, 'kernel', 'kernels')} on "
             f"{_count(len(self.streams), 'stream', 'streams')}",

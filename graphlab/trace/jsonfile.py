@@ -21,6 +21,7 @@ import msgspec
 
 from graphlab.errors import TraceError
 from graphlab.support.memory import describe_bytes, missing_bytes
+from graphlab.support.printable import printable
 
 __all__ = ["is_python_only", "parse_error", "python_json", "read_bytes"]
 
@@ -37,29 +38,30 @@ def read_bytes(path: Path, limit: int, memory_factor: float, advice: str) -> byt
     """The bytes of ``path`` (unpacked if gzipped), refused above ``limit`` or the memory free.
 
     ``memory_factor`` is how many times its size in memory the caller needs to work on the file;
-    ``advice`` says how to make a smaller one.
+    ``advice`` says how to make a smaller one. Messages show the path :func:`printable`.
     """
+    shown = printable(path)
     if not path.exists():
-        raise TraceError(f"{path}: no such file; {advice}")
+        raise TraceError(f"{shown}: no such file; {advice}")
     if not path.is_file():
-        raise TraceError(f"{path}: not a file (a folder?); pass the trace's .json file")
+        raise TraceError(f"{shown}: not a file (a folder?); pass the trace's .json file")
     size = path.stat().st_size
     if size == 0:
-        raise TraceError(f"{path}: the file is empty; {advice}")
+        raise TraceError(f"{shown}: the file is empty; {advice}")
     try:
         with path.open("rb", buffering=0) as f:  # unbuffered: read() fills one bytes object
             gzipped = f.read(2) == _GZIP_MAGIC
             if not gzipped:
-                _check_size(path, size, limit, memory_factor)
+                _check_size(shown, size, limit, memory_factor)
                 f.seek(0)
                 return f.read()
-            return _gunzip(path, f, limit, memory_factor)
+            return _gunzip(shown, f, limit, memory_factor)
     except OSError as exc:
         reason = exc.strerror or exc
-        raise TraceError(f"{path}: cannot be read ({reason}); check the file") from None
+        raise TraceError(f"{shown}: cannot be read ({reason}); check the file") from None
 
 
-def _check_size(path: Path, size: int, limit: int, memory_factor: float, unpacked: str = ""):
+def _check_size(path: str, size: int, limit: int, memory_factor: float, unpacked: str = ""):
     """Refuse ``size`` bytes above ``limit``, or when working on them needs more memory than is
     available."""
     if size > limit:
@@ -78,7 +80,7 @@ def _check_size(path: Path, size: int, limit: int, memory_factor: float, unpacke
         )
 
 
-def _gunzip(path: Path, f, limit: int, memory_factor: float) -> bytes:
+def _gunzip(path: str, f, limit: int, memory_factor: float) -> bytes:
     """Unpack a gzip file, refusing it as soon as it unpacks to more than it may.
 
     The gzip trailer states the unpacked size modulo 2**32; the real size is at least that, so a

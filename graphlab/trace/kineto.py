@@ -43,6 +43,7 @@ import numpy as np
 
 from graphlab.errors import TraceError
 from graphlab.support.memory import describe_bytes, missing_bytes
+from graphlab.support.printable import printable, printable_json
 
 from .decimals import us_texts_to_ns, us_to_ns
 from .events import SCHEMA, SYNC_CALLS, EventTable, TraceWarning, call_name, plain_json
@@ -120,7 +121,7 @@ def load_trace(src) -> EventTable:
             f"cannot read a trace from {type(src).__name__}: pass a path to a Chrome-trace JSON "
             "file, its parsed dict, or a finished torch.profiler.profile"
         )
-    where = f"{src}: " if isinstance(src, (str, os.PathLike)) else ""
+    where = f"{printable(src)}: " if isinstance(src, (str, os.PathLike)) else ""
     for note in [*notes, *_duplicates(table)]:
         warnings.warn(f"{where}{note}", TraceWarning, stacklevel=3)
     return table
@@ -152,7 +153,7 @@ def _file_bytes(p: Path, memory_factor: float) -> bytes:
 def _load_file(p: Path, origin: str | None) -> tuple[EventTable, list[str]]:
     """The table of a trace file; ``origin`` names it in messages and meta (None: unnamed)."""
     data = _file_bytes(p, _FAST_MEMORY)
-    label = origin or "the trace"
+    label = printable(origin) if origin else "the trace"
     try:
         document = _DOCUMENT.decode(data)
     except msgspec.ValidationError:
@@ -197,7 +198,7 @@ def _small_json(raw: msgspec.Raw, origin: str) -> Any:
 
 def _refuse_other_graphlab_files(top: dict, origin: str | None) -> None:
     schema = top["schema"]
-    where = f"{origin}: " if origin else ""
+    where = f"{printable(origin)}: " if origin else ""
     if isinstance(schema, str) and schema.startswith("graphlab."):
         if schema.startswith("graphlab.timeline/"):
             EventTable.from_dict(top)  # an unknown timeline version: says which one to use
@@ -209,7 +210,7 @@ def _refuse_other_graphlab_files(top: dict, origin: str | None) -> None:
 
 def _load_parsed(data: Any, origin: str | None) -> tuple[EventTable, list[str]]:
     """The table of an already parsed trace (a dict, or a list of events)."""
-    where = f"{origin}: " if origin else ""
+    where = f"{printable(origin)}: " if origin else ""
     if isinstance(data, dict) and data.get("schema") == SCHEMA:
         return EventTable.from_dict(data), []
     if isinstance(data, dict):
@@ -246,7 +247,7 @@ def _table(columns: _Columns, top: dict, origin: str | None) -> tuple[EventTable
 
     Refuses a trace with no CUDA event.
     """
-    where = f"{origin}: " if origin else ""
+    where = f"{printable(origin)}: " if origin else ""
     columns.finish()
     if not len(columns.kind):
         found = ", ".join(f"{n} {cat}" for cat, n in columns.skipped.most_common(4)) or "no events"
@@ -569,7 +570,7 @@ def _meta(top: dict, origin: str | None, skipped: Counter) -> dict[str, Any]:
     """Where the table came from; a trace written by Timeline.to_chrome_trace keeps its own."""
     own = top.get("graphlab")
     if isinstance(own, dict) and isinstance(own.get("meta"), dict):
-        return plain_json(own["meta"])
+        return printable_json(plain_json(own["meta"]))
     meta: dict[str, Any] = {"source": "kineto"}
     if origin:
         meta["path"] = origin
@@ -578,7 +579,7 @@ def _meta(top: dict, origin: str | None, skipped: Counter) -> dict[str, Any]:
         meta["base_time_ns"] = base
     props = top.get("deviceProperties")
     if isinstance(props, list) and props and isinstance(props[0], dict):
-        names = [str(p.get("name")) for p in props if isinstance(p, dict) and p.get("name")]
+        names = [printable(p.get("name")) for p in props if isinstance(p, dict) and p.get("name")]
         if names:
             meta["gpu"] = names[0]
             meta["gpus"] = names
@@ -594,16 +595,21 @@ def _suspect_events(columns: _Columns) -> list[str]:
     notes = []
     if columns.no_phase:
         notes.append(
-            f"{columns.no_phase} events have no 'ph' (phase) and were skipped: the trace may be "
-            "damaged or not from torch.profiler"
+            f"{_count(columns.no_phase, 'event has', 'events have')} no 'ph' (phase) and "
+            f"{'was' if columns.no_phase == 1 else 'were'} skipped: the trace may be damaged or "
+            "not from torch.profiler"
         )
     flat = int(np.count_nonzero((columns.kind == _CODE["kernel"]) & (columns.dur == 0)))
     if flat:
         notes.append(
-            f"{flat} kernels have a missing or zero duration: they count as kernels but add no "
-            "busy time"
+            f"{_count(flat, 'kernel has', 'kernels have')} a missing or zero duration: counted as "
+            "kernels, adding no busy time"
         )
     return notes
+
+
+def _count(n: int, one: str, many: str) -> str:
+    return f"{n} {one if n == 1 else many}"
 
 
 def _duplicates(t: EventTable) -> list[str]:
@@ -634,7 +640,7 @@ def _duplicates(t: EventTable) -> list[str]:
     if not twins:
         return []
     return [
-        f"{twins} events are exact copies of another event (same kind, name, times, device, "
-        "stream, thread and correlation) and each copy is counted: was the trace merged or "
-        "written twice? Export it again"
+        f"{_count(twins, 'event is an exact copy', 'events are exact copies')} of another event "
+        "(same kind, name, times, device, stream, thread and correlation), and each copy is "
+        "counted: was the trace merged or written twice? Export it again"
     ]
