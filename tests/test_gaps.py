@@ -383,6 +383,8 @@ lane_events = st.lists(
 def test_each_lane_equals_the_analysis_of_that_lane_alone(rows):
     # The figures of all lanes come from one vectorised pass; here each lane is compared with
     # the whole-timeline figures of a table holding only its GPU events (and every host call).
+    # (Not host-bound gaps: work counts as submitted once any event of its correlation id runs,
+    # on whichever lane, so a lane's count depends on the other lanes by definition.)
     kind, name, start, dur, device, stream, corr = (list(c) for c in zip(*rows, strict=True))
     host = [k in ("launch", "sync") for k in kind]
     t = Timeline(
@@ -400,7 +402,7 @@ def test_each_lane_equals_the_analysis_of_that_lane_alone(rows):
     lanes += [(lane, t.device == lane.device) for lane in s.devices]
     for lane, mine in lanes:
         alone = summarize(t.select(mine | ~t.is_gpu))
-        same = ("kernels", "span_ns", "busy_ns", "idle_ns", "gaps", "host_bound_gaps")
+        same = ("kernels", "span_ns", "busy_ns", "idle_ns", "gaps")
         assert [getattr(lane, f) for f in same] == [getattr(alone, f) for f in same]
         assert lane.launch_latency == alone.launch_latency
         assert lane.graph_replays == alone.graph_replays

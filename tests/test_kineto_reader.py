@@ -23,7 +23,7 @@ from hypothesis import strategies as st
 
 import graphlab.support.memory
 from graphlab.errors import TraceError
-from graphlab.trace import kineto
+from graphlab.trace import kineto, kineto_columns
 from graphlab.trace.decimals import us_texts_to_ns, us_to_ns
 from graphlab.trace.events import TraceWarning
 from graphlab.trace.timeline import Timeline
@@ -132,7 +132,7 @@ odd_events = st.sampled_from(
 def test_file_and_parsed_dict_give_the_same_table(tmp_path_factory, rows, wrapped):
     document = {"traceEvents": rows, "deviceProperties": [{"name": "G"}]} if wrapped else rows
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(kineto, "_BATCH_EVENTS", 3)  # several batches, some read each way
+        patch.setattr(kineto_columns, "BATCH_EVENTS", 3)  # several batches, some read each way
         from_file, from_dict = load_both(tmp_path_factory.mktemp("both"), document)
     assert from_file == from_dict
 

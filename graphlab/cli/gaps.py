@@ -8,7 +8,6 @@ cannot be read gets one line of error and nothing else.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import warnings
 
@@ -30,6 +29,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    import msgspec
+
     from graphlab.errors import TraceError
     from graphlab.support.printable import printable
     from graphlab.trace.events import TraceWarning
@@ -39,7 +40,13 @@ def run(args: argparse.Namespace) -> int:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always", TraceWarning)
             summary = Timeline.from_chrome_trace(args.trace).summary()
-            text = json.dumps(summary.to_dict(), indent=2) if args.json else summary.report()
+            if args.json:
+                # msgspec writes the figures of 100,000 streams far faster than json's indenting
+                # encoder, which is pure Python.
+                figures = msgspec.json.encode(summary.to_dict())
+                text = msgspec.json.format(figures, indent=2).decode()
+            else:
+                text = summary.report()
     except MemoryError:
         raise TraceError(
             f"{printable(args.trace)}: ran out of memory reading the trace: free some memory, or "

@@ -411,22 +411,21 @@ def _stats_by_lane(values: np.ndarray, lane: np.ndarray, n_lanes: int) -> list[S
     values = values[order]
     counts = np.bincount(lane, minlength=n_lanes)
     offsets = np.cumsum(counts) - counts
-    picks = {}
+    last = np.maximum(counts, 1) - 1
+    columns = [counts.tolist(), _gather(values, offsets + last)]
     for q in (50, 90):
         # numpy's linear percentile: rank h = (n - 1) * q / 100, between v[floor h] and the next.
-        rank = (np.maximum(counts, 1) - 1) * q
-        low = offsets + rank // 100
-        high = offsets + np.minimum(rank // 100 + 1, np.maximum(counts, 1) - 1)
-        picks[q] = (_gather(values, low), _gather(values, high), (rank % 100).tolist())
-    top = _gather(values, offsets + counts - 1)
-    stats = []
-    for i, count in enumerate(counts.tolist()):
-        if count == 0:
-            stats.append(Stats(0, None, None, None))
-            continue
-        median, p90 = (_interpolate(lo[i], hi[i], frac[i]) for lo, hi, frac in picks.values())
-        stats.append(Stats(count, median, p90, top[i]))
-    return stats
+        low = last * q // 100
+        high = np.minimum(low + 1, last)
+        columns += [_gather(values, offsets + low), _gather(values, offsets + high)]
+        columns.append((last * q % 100).tolist())
+    none = Stats(0, None, None, None)
+    # Each percentile is low + hundredths / 100 * (high - low), computed exactly on Python ints
+    # and rounded once: Python's int / int is correctly rounded.
+    return [
+        Stats(n, (100 * a + f * (b - a)) / 100, (100 * c + g * (d - c)) / 100, top) if n else none
+        for n, top, a, b, f, c, d, g in zip(*columns, strict=True)
+    ]
 
 
 def _gather(values: np.ndarray, index: np.ndarray) -> list[int]:
@@ -434,14 +433,6 @@ def _gather(values: np.ndarray, index: np.ndarray) -> list[int]:
     if len(values) == 0:
         return [0] * len(index)
     return values[np.clip(index, 0, len(values) - 1)].tolist()
-
-
-def _interpolate(low: int, high: int, hundredths: int) -> float:
-    """``low + hundredths / 100 * (high - low)``, exactly, rounded once to the nearest float.
-
-    Python's int / int is correctly rounded, so this is the float nearest the exact rational.
-    """
-    return (100 * low + hundredths * (high - low)) / 100
 
 
 def _min_by_key(keys: np.ndarray, values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
