@@ -13,8 +13,8 @@ row with one stream per kernel (the per-stream analysis), and ``--simulate N`` t
 
 The traces are SYNTHETIC, written here the way Kineto writes them: per kernel a ``cpu_op``, its
 ``cudaLaunchKernel`` (``cuda_runtime``), the kernel itself with Kineto's usual ``args`` and the two
-``ac2g`` flow events; times are absolute microseconds (about 5.4e12 µs, as on a machine up for
-two months) with three decimals, a size at which a double cannot hold every nanosecond. The
+``ac2g`` flow events; times are absolute microseconds with three decimals (about 5.4e12 µs, as on
+a machine up for two months: 16 significant digits, which a double does not hold exactly). The
 generator draws the integer nanoseconds first and works out the expected figures from them with a
 plain loop, so every run also checks that graphlab read every nanosecond.
 
@@ -150,28 +150,49 @@ def _expected(intervals: list[tuple[int, int]]) -> Expected:
 
 
 # What each child runs. Each prints, on stderr, the seconds its own work took once Python and the
-# modules it needs were loaded; the parent times the whole process.
-JSON_LOAD = """
+# modules it needs were loaded, and its peak resident memory; the parent times the whole process.
+# The peak is the child's own VmHWM: the peak a parent reads for a child (ru_maxrss) starts from
+# what the parent itself held when it forked, before the child became Python.
+_REPORT = """
+def report(start):
+    status = open("/proc/self/status").read()
+    peak = int(status.split("VmHWM:")[1].split()[0]) * 1024
+    print(time.perf_counter() - start, peak, file=sys.stderr)
+"""
+JSON_LOAD = f"""
 import json, sys, time
+{_REPORT}
 start = time.perf_counter()
 with open(sys.argv[1]) as f:
     json.load(f)
-print(time.perf_counter() - start, file=sys.stderr)
+report(start)
 """
-GAPS = """
+BASE = f"""
 import sys, time
+{_REPORT}
+start = time.perf_counter()
+import graphlab.cli, graphlab.trace.timeline
+report(start)
+"""
+GAPS = f"""
+import sys, time
+{_REPORT}
 import graphlab.cli, graphlab.trace.timeline
 start = time.perf_counter()
 status = graphlab.cli.main(["gaps", sys.argv[1], "--json"])
 sys.stdout.flush()
-print(time.perf_counter() - start, file=sys.stderr)
+report(start)
 sys.exit(status)
 """
-SIMULATE = """
-import sys
+SIMULATE = f"""
+import sys, time
+{_REPORT}
 import graphlab.cli
-sys.exit(graphlab.cli.main(["simulate", "--kernels", sys.argv[1], "--kernel-us", "1",
-                            "--trace", sys.argv[2]]))
+start = time.perf_counter()
+status = graphlab.cli.main(["simulate", "--kernels", sys.argv[1], "--kernel-us", "1",
+                            "--trace", sys.argv[2]])
+report(start)
+sys.exit(status)
 """
 
 
@@ -188,19 +209,15 @@ class Run:
 def measure(code: str, *args: str) -> Run:
     """Run ``python -c CODE ARGS`` in a fresh process and measure it."""
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
-        start = time.perf_counter()
-        argv = [sys.executable, "-c", code, *args]
-        proc = subprocess.Popen(argv, stdout=out, stderr=err, env=env)
-        _, status, usage = os.wait4(proc.pid, 0)  # this child's own resource usage
-        wall = time.perf_counter() - start
-        out.seek(0)
-        err.seek(0)
-        errors = err.read().decode()
-        if os.waitstatus_to_exitcode(status):
-            raise SystemExit(f"python -c {code!r} {' '.join(args)} failed:\n{errors}")
-        work = float(errors.split()[-1]) if errors.strip() else wall
-        return Run(wall, work, usage.ru_maxrss * 1024, out.read().decode())
+    start = time.perf_counter()
+    proc = subprocess.run(
+        [sys.executable, "-c", code, *args], capture_output=True, text=True, env=env, check=False
+    )
+    wall = time.perf_counter() - start
+    if proc.returncode:
+        raise SystemExit(f"python -c {code!r} {' '.join(args)} failed:\n{proc.stderr}")
+    work, peak = proc.stderr.split()[-2:]
+    return Run(wall, float(work), int(peak), proc.stdout)
 
 
 def best(repeats: int, code: str, *args: str) -> Run:
@@ -228,8 +245,11 @@ def main() -> None:
     parser.add_argument("--keep", action="store_true", help="keep the trace files")
     args = parser.parse_args()
 
-    base = measure("import graphlab.cli, graphlab.trace.timeline")
-    print(f"python with graphlab's modules loaded: {mb(base.peak)} peak, {base.wall:.2f} s")
+    base = measure(BASE)
+    print(
+        f"python with graphlab's modules loaded: peak {mb(base.peak)}; the imports take "
+        f"{base.work:.2f} s of a {base.wall:.2f} s process"
+    )
     print(
         "| trace | file | json.load | gaps --json | ratio | json.load work | gaps work | ratio "
         "| json.load peak | gaps peak | gaps peak / file | (gaps peak - python) / file | exact |"
