@@ -10,6 +10,7 @@ strict JSON does not: ``NaN`` and ``Infinity``.
 
 from __future__ import annotations
 
+import gzip
 import json
 import os
 import re
@@ -30,11 +31,11 @@ PYTHON_ONLY_TOKENS = (b"NaN", b"Infinity", b"-Infinity")
 
 _GZIP_MAGIC = b"\x1f\x8b"
 _GZIP_SMALLEST = 18  # a 10-byte header, an empty deflate block and an 8-byte trailer
-_BLOCK = 1 << 20  # compressed bytes read at a time
+_BLOCK = 1 << 20  # unpacked bytes read at a time
 _BYTE_AT = re.compile(r"\(byte (\d+)\)")
 
 
-def read_bytes(path: Path, limit: int, memory_factor: float, advice: str) -> bytes:
+def read_bytes(path: Path, limit: int, memory_factor: float, advice: str) -> bytes | bytearray:
     """The bytes of ``path`` (unpacked if gzipped), refused above ``limit`` or the memory free.
 
     ``memory_factor`` is how many times its size in memory the caller needs to work on the file;
@@ -61,64 +62,54 @@ def read_bytes(path: Path, limit: int, memory_factor: float, advice: str) -> byt
         raise TraceError(f"{shown}: cannot be read ({reason}); check the file") from None
 
 
-def _check_size(path: str, size: int, limit: int, memory_factor: float, unpacked: str = ""):
+def _check_size(path: str, size: int, limit: int, memory_factor: float, what: str = "") -> None:
     """Refuse ``size`` bytes above ``limit``, or when working on them needs more memory than is
-    available."""
+    available. ``what`` says what the size is of (the file itself by default)."""
+    described = what.format(size=describe_bytes(size)) if what else describe_bytes(size)
     if size > limit:
         raise TraceError(
-            f"{path}: {unpacked}{describe_bytes(size)} is more than graphlab reads "
-            f"({describe_bytes(limit)}): profile fewer steps "
-            "(torch.profiler.schedule with active=1..3) and export again"
+            f"{path}: {described} is more than graphlab reads ({describe_bytes(limit)}): "
+            "profile fewer steps (torch.profiler.schedule with active=1..3) and export again"
         )
     short = missing_bytes(int(size * memory_factor))
     if short:
         needed, available = short
         raise TraceError(
-            f"{path}: reading {unpacked}{describe_bytes(size)} needs about "
-            f"{describe_bytes(needed)} of memory and {describe_bytes(available)} is available: "
-            "free some memory, or profile fewer steps (torch.profiler.schedule with active=1..3)"
+            f"{path}: reading {described} needs about {describe_bytes(needed)} of memory and "
+            f"{describe_bytes(available)} is available: free some memory, or profile fewer steps "
+            "(torch.profiler.schedule with active=1..3)"
         )
 
 
-def _gunzip(path: str, f, limit: int, memory_factor: float) -> bytes:
+def _gunzip(path: str, f, limit: int, memory_factor: float) -> bytearray:
     """Unpack a gzip file, refusing it as soon as it unpacks to more than it may.
 
     The gzip trailer states the unpacked size modulo 2**32; the real size is at least that, so a
-    stated size beyond the limit is refused before unpacking anything.
+    stated size beyond the limit is refused before unpacking anything (a damaged file may state
+    anything: the message says so). The unpacked bytes grow in one buffer, never past the limit.
     """
     if f.seek(0, os.SEEK_END) < _GZIP_SMALLEST:
         raise TraceError(f"{path}: the gzip file ends early (truncated?); export the trace again")
     f.seek(-4, os.SEEK_END)
-    _check_size(path, int.from_bytes(f.read(4), "little"), limit, memory_factor, "unpacked, ")
+    stated = int.from_bytes(f.read(4), "little")
+    trailer = "the {size} its gzip trailer says it unpacks to (if it is damaged, export it again)"
+    _check_size(path, stated, limit, memory_factor, trailer)
     f.seek(0)
-    unpacker = zlib.decompressobj(wbits=zlib.MAX_WBITS | 16)
-    parts: list[bytes] = []
-    total = 0
-    room = limit + 1
+    unpacked = bytearray()
     try:
-        while True:
-            block = unpacker.unconsumed_tail or f.read(_BLOCK)
-            if not block:
-                break
-            part = unpacker.decompress(block, room - total)
-            parts.append(part)
-            total += len(part)
-            if total > limit:
-                _check_size(path, total, limit, memory_factor, "unpacked, over ")
-            if unpacker.eof:
-                rest = unpacker.unused_data
-                if not rest.strip(b"\0"):
-                    break
-                unpacker = zlib.decompressobj(wbits=zlib.MAX_WBITS | 16)  # another gzip member
-                part = unpacker.decompress(rest, room - total)
-                parts.append(part)
-                total += len(part)
-    except zlib.error as exc:
+        with gzip.GzipFile(fileobj=f) as unpacking:
+            while block := unpacking.read(min(_BLOCK, limit + 1 - len(unpacked))):
+                unpacked += block
+                if len(unpacked) > limit:
+                    _check_size(path, len(unpacked), limit, memory_factor, "over {size} unpacked")
+    except EOFError:
+        raise TraceError(
+            f"{path}: the gzip file ends early (truncated?); export the trace again"
+        ) from None
+    except (gzip.BadGzipFile, zlib.error) as exc:
         raise TraceError(f"{path}: a damaged gzip file ({exc}); export the trace again") from None
-    if not unpacker.eof:
-        raise TraceError(f"{path}: the gzip file ends early (truncated?); export the trace again")
-    _check_size(path, total, limit, memory_factor, "unpacked, ")
-    return b"".join(parts)
+    _check_size(path, len(unpacked), limit, memory_factor, "{size} unpacked")
+    return unpacked
 
 
 def parse_error(path: str, data: bytes, exc: Exception, advice: str) -> TraceError:
