@@ -49,7 +49,8 @@ MAX_TRACE_BYTES = 2 * 1024**3
 # Memory needed to read a trace, as a multiple of its size: the bytes themselves, the text
 # boundaries of every event, the columns and one batch of decoded events.
 _FAST_MEMORY = 1.6
-# Python's json module builds an object per value: about eight times the file.
+# Parsing into Python objects (a saved timeline; Python's json for NaN) takes about eight times
+# the file.
 _PYTHON_JSON_MEMORY = 8.0
 
 _EXPORT_ADVICE = (
@@ -71,8 +72,8 @@ def read_json(path: str | os.PathLike) -> Any:
         return _EXACT_JSON.decode(data)
     except (msgspec.DecodeError, RecursionError) as exc:
         if isinstance(exc, msgspec.DecodeError) and is_python_only(data, exc):
-            return python_json(str(p), data, _EXPORT_ADVICE)
-        raise parse_error(str(p), data, exc, _EXPORT_ADVICE) from None
+            return python_json(printable(p), data, _EXPORT_ADVICE)
+        raise parse_error(printable(p), data, exc, _EXPORT_ADVICE) from None
 
 
 def load_trace(src) -> EventTable:
@@ -116,7 +117,7 @@ _EXACT_JSON = msgspec.json.Decoder(float_hook=Decimal)
 _DOCUMENT = msgspec.json.Decoder(_Document | list[msgspec.Raw])
 
 
-def _file_bytes(p: Path, memory_factor: float) -> bytes:
+def _file_bytes(p: Path, memory_factor: float) -> bytes | bytearray:
     # MAX_TRACE_BYTES is read here, at call time, so that it can be lowered (tests do).
     return read_bytes(p, MAX_TRACE_BYTES, memory_factor, _EXPORT_ADVICE)
 
