@@ -4,12 +4,18 @@ non-file."""
 from __future__ import annotations
 
 import os
+import signal
 import stat
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
 from graphlab.errors import GraphlabError, RecordingError, TraceError
 from graphlab.support.atomic import atomic_writer, write_text_atomically
+
+ROOT = Path(__file__).resolve().parent.parent
 
 
 def test_writes_the_text_creates_folders_and_returns_the_path(tmp_path):
@@ -88,3 +94,85 @@ def test_a_folder_that_cannot_be_made_is_reported_with_the_callers_error(tmp_pat
     with pytest.raises(TraceError, match=r"cannot write .*out\.json"):
         write_text_atomically(tmp_path / "file" / "out.json", "x", TraceError)
     assert (tmp_path / "file").read_text() == "keep"
+
+
+# -- a full disk, a killed writer, permissions ---------------------------------------------------
+
+# Runs in a child whose files may not grow past 4 KiB (RLIMIT_FSIZE): a write then fails with
+# EFBIG, as it fails with ENOSPC on a full disk. (Python ignores SIGXFSZ, so it is an OSError.)
+_FULL_DISK_CHILD = """
+import resource, sys
+from graphlab.errors import TraceError
+from graphlab.support.atomic import write_text_atomically
+resource.setrlimit(resource.RLIMIT_FSIZE, (4096, 4096))
+try:
+    write_text_atomically(sys.argv[1], "x" * 100_000, TraceError)
+except TraceError as exc:
+    print(exc)
+"""
+
+
+def _child(code: str, *args, **popen) -> subprocess.Popen:
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    return subprocess.Popen([sys.executable, "-c", code, *map(str, args)], env=env, **popen)
+
+
+def test_a_write_that_fills_the_disk_is_one_error_and_leaves_the_old_file(tmp_path):
+    target = tmp_path / "out.json"
+    target.write_text("old")
+    child = _child(_FULL_DISK_CHILD, target, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    out, err = child.communicate(timeout=120)
+    assert (child.returncode, err) == (0, b"")  # no traceback: the error was one TraceError
+    assert out.decode().startswith(f"could not write {target} (File too large); it is left as")
+    assert target.read_text() == "old"
+    assert os.listdir(tmp_path) == ["out.json"]
+
+
+_SLOW_WRITER_CHILD = """
+import sys, time
+from graphlab.support.atomic import atomic_writer
+with atomic_writer(sys.argv[1]) as out:
+    out.write("half of the new content")
+    out.flush()
+    print("writing", flush=True)
+    time.sleep(600)
+"""
+
+
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGKILL])
+def test_a_killed_writer_leaves_the_old_file_and_no_temp_file(tmp_path, signum):
+    target = tmp_path / "out.json"
+    target.write_text("old")
+    child = _child(_SLOW_WRITER_CHILD, target, stdout=subprocess.PIPE)
+    assert child.stdout.readline() == b"writing\n"
+    child.send_signal(signum)
+    child.wait(timeout=60)
+    assert target.read_text() == "old"
+    if signum == signal.SIGKILL:
+        # Nothing can run at SIGKILL: where the file system has no unnamed temp files, the temp
+        # file of the dead writer stays until the next write to the same file removes it.
+        write_text_atomically(target, "new")
+        assert target.read_text() == "new"
+    assert os.listdir(tmp_path) == ["out.json"]
+
+
+def test_a_temp_file_of_a_live_writer_is_left_alone(tmp_path):
+    target = tmp_path / "out.json"
+    live = tmp_path / f".out.json.{os.getpid()}.0123456789ab.tmp"
+    live.write_text("another write in progress")
+    write_text_atomically(target, "new")
+    assert sorted(os.listdir(tmp_path)) == [live.name, "out.json"]
+
+
+def test_a_replaced_file_keeps_its_permissions(tmp_path):
+    target = tmp_path / "private.json"
+    target.write_text("old")
+    target.chmod(0o600)
+    write_text_atomically(target, "new")
+    assert stat.S_IMODE(target.stat().st_mode) == 0o600
+    assert target.read_text() == "new"
+
+
+def test_an_empty_path_is_refused(tmp_path):
+    with pytest.raises(TraceError, match="no file name given"):
+        write_text_atomically("", "x", TraceError)

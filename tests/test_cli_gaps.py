@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -16,6 +17,7 @@ from pathlib import Path
 import pytest
 import torch
 from lesson_notebooks import ship_two_lessons
+from memory_cap import HAS_PROC, run_with_memory_cap
 
 from graphlab import __version__
 from graphlab.cli import doctor, lab, main
@@ -334,3 +336,70 @@ def test_a_reader_that_stops_early_gets_no_traceback(eager_trace):
     _, stderr = child.communicate(timeout=120)
     assert child.returncode == 0
     assert stderr.decode() == ""
+
+
+# ------------------------------------------------------------------ hostile and huge traces
+
+ESCAPE = "\x1b[2J\x1b]8;;https://example.invalid\x07"  # clear the screen, start a link
+
+
+def test_control_characters_in_gpu_name_and_path_never_reach_the_terminal(capsys, tmp_path):
+    trace = {
+        "deviceProperties": [{"id": 0, "name": f"NVIDIA H200{ESCAPE}"}],
+        "traceEvents": [kineto_event("kernel", "k", 1.0, 1.0, 1, stream=7, device=0)],
+    }
+    path = tmp_path / "trace\x1b[2J\x07.json"  # a file name may hold control characters too
+    path.write_text(json.dumps(trace))
+    code, out, err = run_cli(capsys, "gaps", str(path))
+    assert code == 0 and err == ""
+    assert "\x1b" not in out and "\x07" not in out
+    assert out.splitlines()[0].endswith("trace\\x1b[2J\\x07.json")
+    assert "GPU work on NVIDIA H200\\x1b[2J\\x1b]8;;https://example.invalid\\x07" in out
+    code, out, err = run_cli(capsys, "gaps", str(tmp_path / "absent\x1b[2J.json"))
+    assert code == 2 and err.count("\n") == 1 and "\x1b" not in err
+
+
+def test_suspect_events_are_named_on_stderr_after_the_figures(capsys, tmp_path):
+    events = [
+        kineto_event("kernel", "k", 1.0, 1.0, 1, stream=7, device=0),
+        kineto_event("kernel", "k", 1.0, 1.0, 1, stream=7, device=0),
+        kineto_event("kernel", "k", 3.0, 0.0, 2, stream=7, device=0),
+    ]
+    path = tmp_path / "suspect.json"
+    path.write_text(json.dumps({"traceEvents": events}))
+    code, out, err = run_cli(capsys, "gaps", str(path), "--json")
+    assert code == 0 and json.loads(out)["kernels"] == 3
+    assert err.splitlines() == [
+        f"graphlab gaps: warning: {path}: 1 kernel has a missing or zero duration: counted as "
+        "kernels, adding no busy time",
+        f"graphlab gaps: warning: {path}: 1 event is an exact copy of another event (same kind, "
+        "name, times, device, stream, thread and correlation), and each copy is counted: was the "
+        "trace merged or written twice? Export it again",
+    ]
+
+
+def test_running_out_of_memory_is_one_line(capsys, eager_trace, monkeypatch):
+    def exhausted(self):
+        raise MemoryError
+
+    monkeypatch.setattr(Timeline, "summary", exhausted)
+    code, out, err = run_cli(capsys, "gaps", str(eager_trace))
+    assert code == 2 and out == ""
+    assert err == f"graphlab gaps: {eager_trace}: ran out of memory reading the trace: free some " \
+        "memory, or profile fewer steps (torch.profiler.schedule with active=1..3)\n"  # fmt: skip
+
+
+@pytest.mark.skipif(not HAS_PROC, reason="reads Linux's /proc")
+def test_a_trace_beyond_the_memory_left_is_refused_in_one_line(tmp_path):
+    path = tmp_path / "big.json"
+    event = json.dumps(kineto_event("kernel", "k", 1.0, 1.0, 1, stream=7, device=0))
+    with path.open("w") as f:  # about 60 MB: reading it needs more than the 64 MB left
+        f.write('{"traceEvents": [' + ",".join([event] * 400_000) + "]}")
+    result = run_with_memory_cap(64 * 1024**2, "gaps", str(path), "--json")
+    assert (result.returncode, result.stdout) == (2, "")
+    assert result.stderr.count("\n") == 1
+    assert re.fullmatch(
+        rf"graphlab gaps: {path}: reading \d+ MiB needs about \d+ MiB of memory and \d+ MiB is "
+        r"available: .*\n",
+        result.stderr,
+    )

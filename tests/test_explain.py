@@ -601,3 +601,73 @@ def test_what_you_saw_is_the_first_error_not_the_follow_on_that_quotes_it():
     except RuntimeError as exc:
         explanation = explain(exc)
     assert explanation.seen == f"RuntimeError: {first}"
+
+
+# -- anything at all, explained without raising ------------------------------------------------
+
+
+class _UnprintableError(Exception):
+    def __str__(self):
+        raise ValueError("this message cannot be shown")
+
+
+def _generator():
+    yield 1
+
+
+@pytest.mark.parametrize(
+    ("failure", "seen"),
+    [
+        (None, "None"),
+        (42, "42"),
+        (b"CUDA error: not valid UTF-8 \xff", "CUDA error: not valid UTF-8 \ufffd"),
+        (
+            _UnprintableError(),
+            "_UnprintableError: <_UnprintableError whose message cannot be shown>",
+        ),
+        (["a", "list"], "['a', 'list']"),
+    ],
+)
+def test_whatever_is_passed_gets_an_explanation(failure, seen):
+    explanation = explain(failure)
+    assert explanation.key == "unknown"
+    assert explanation.seen == seen
+
+
+def test_objects_and_generators_are_explained_by_their_text():
+    assert explain(object()).seen.startswith("<object object at 0x")
+    assert explain(_generator()).seen.startswith("<generator object _generator at 0x")
+
+
+def test_bytes_and_an_unprintable_cause_are_still_matched():
+    assert explain(UNSUPPORTED.encode()).key == "capture-unsupported"
+    try:
+        try:
+            raise _UnprintableError
+        except _UnprintableError as cause:
+            raise RuntimeError(UNSUPPORTED) from cause
+    except RuntimeError as exc:
+        assert explain(exc).key == "capture-unsupported"
+
+
+def test_an_exception_whose_attributes_raise_is_explained():
+    class Hostile(RuntimeError):
+        def __getattr__(self, name):
+            raise KeyError(name)
+
+    assert explain(Hostile(UNSUPPORTED)).key == "capture-unsupported"
+
+
+def test_matching_reads_a_bounded_part_of_a_huge_message(monkeypatch):
+    # Patterns with ".*" cost time quadratic in the text they search: "NCCL " * 20000 used to take
+    # 15-20 s. The catalogue is matched against the first 8000 characters of each message.
+    searched = []
+    original = re.search
+
+    def spy(pattern, string, flags=0):
+        searched.append(len(string))
+        return original(pattern, string, flags)
+
+    monkeypatch.setattr(re, "search", spy)
+    assert explain("NCCL " * 20000).key == "unknown"
+    assert max(searched) <= 8000 + 1  # the message and a newline before its (empty) traceback

@@ -208,3 +208,65 @@ def test_watch_it_break_in_a_real_notebook_kernel():
     assert "The demonstration&#x27;s process died" in outputs[2][-1]["data"]["text/html"]
     assert "The demonstration hung and was stopped" in outputs[3][-1]["data"]["text/html"]
     assert outputs[4][0]["text"] == "unjoined-fork 7 True 42\n"
+
+
+# -- time limits that are not numbers, and processes the child starts --------------------------
+
+
+@pytest.mark.parametrize("timeout", [float("nan"), "5", 0, -1, float("inf"), True])
+def test_a_timeout_that_is_not_a_time_limit_is_refused_before_starting(timeout):
+    with pytest.raises(GraphlabError, match=r"is not a time limit.*timeout=None"):
+        isolated(add_and_talk, 1, 2, timeout=timeout)
+
+
+def start_a_sleeper_then_hang(pid_file: str):
+    """Start a process of our own, note its pid, then hang past the time limit."""
+    import subprocess
+
+    sleeper = subprocess.Popen(["sleep", "120"], stdout=subprocess.DEVNULL)
+    Path(pid_file).write_text(str(sleeper.pid))
+    time.sleep(600)
+
+
+def leave_a_sleeper_holding_stdout(pid_file: str):
+    """Start a background process that inherits (and keeps open) our stdout, and return when."""
+    import subprocess
+
+    sleeper = subprocess.Popen(["sleep", "120"])
+    Path(pid_file).write_text(str(sleeper.pid))
+    return time.time()
+
+
+def gone(pid: int, within: float = 10.0) -> bool:
+    """Whether process ``pid`` has ended (or is a zombie waiting to be reaped) within the time."""
+    deadline = time.monotonic() + within
+    while time.monotonic() < deadline:
+        try:
+            with open(f"/proc/{pid}/stat") as f:
+                if f.read().split(") ")[1].startswith("Z"):
+                    return True
+        except FileNotFoundError:
+            return True
+        time.sleep(0.05)
+    return False
+
+
+@pytest.mark.skipif(not Path("/proc").is_dir(), reason="reads Linux's /proc")
+def test_processes_the_child_started_are_stopped_at_the_time_limit(tmp_path):
+    pid_file = tmp_path / "pid"
+    with pytest.raises(IsolatedFailure) as info:
+        isolated(start_a_sleeper_then_hang, str(pid_file), timeout=20)
+    assert info.value.timed_out
+    assert gone(int(pid_file.read_text()))
+
+
+@pytest.mark.skipif(not Path("/proc").is_dir(), reason="reads Linux's /proc")
+def test_a_background_process_holding_stdout_does_not_hold_the_result_back(tmp_path):
+    from graphlab.failures.isolation import _EXIT_GRACE_S
+
+    pid_file = tmp_path / "pid"
+    returned_at = isolated(leave_a_sleeper_holding_stdout, str(pid_file))
+    # Back once the child ended, not after waiting out the grace given to a lingering child ...
+    assert time.time() - returned_at < _EXIT_GRACE_S / 2
+    # ... and the process it left behind was stopped.
+    assert gone(int(pid_file.read_text()))

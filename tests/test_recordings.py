@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import itertools
 import json
+import os
 import pickle
 import stat
 import subprocess
@@ -28,7 +29,14 @@ from graphlab.timing.experiments import (
     select,
     write_recording,
 )
-from graphlab.timing.recordings import RECORDINGS_DIR, SCHEMA, Recording, list_recordings, recording
+from graphlab.timing.recordings import (
+    RECORDINGS_DIR,
+    SCHEMA,
+    Recording,
+    list_recordings,
+    recording,
+    scan_recordings,
+)
 from graphlab.timing.results import Comparison
 from graphlab.trace.timeline import Timeline
 
@@ -575,3 +583,67 @@ def test_quick_record_writes_recordings_the_loader_accepts(tmp_path):
     assert cumulative["counts"] == [1, 2, 5, 10, 20]
     eager = cumulative["eager_total_us"]
     assert eager == sorted(eager) and len(set(eager)) == len(eager)
+
+
+# ------------------------------------------------------------------ hostile recording folders
+
+
+def run_recordings_cli(*argv: str, timeout: float = 60) -> subprocess.CompletedProcess:
+    """``graphlab recordings ARGV`` in a fresh process (a hang fails the test, not the suite)."""
+    return subprocess.run(
+        [sys.executable, "-m", "graphlab", "recordings", *argv],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+
+
+def test_a_pipe_named_like_a_recording_is_named_not_waited_on(tmp_path):
+    write_recording(fixture_recording(), tmp_path)
+    os.mkfifo(tmp_path / "a_pipe.json")  # nothing will ever write to it
+    result = run_recordings_cli("--dir", str(tmp_path))
+    assert result.returncode == 2
+    assert result.stdout.splitlines()[1].startswith("chain_2_k8  chain  ")
+    assert result.stderr.count("\n") == 1
+    assert "a_pipe.json is not a regular file" in result.stderr
+    with pytest.raises(RecordingError, match="not a regular file"):
+        list_recordings(tmp_path)
+
+
+def test_one_bad_file_does_not_hide_the_good_ones(tmp_path, capsys):
+    write_recording(fixture_recording(), tmp_path)
+    (tmp_path / "broken.json").write_text('{"schema": ')
+    (tmp_path / "folder.json").mkdir()
+    parser = argparse.ArgumentParser()
+    recordings_command.add_arguments(parser)
+    assert recordings_command.run(parser.parse_args(["--dir", str(tmp_path), "--json"])) == 2
+    out, err = capsys.readouterr()
+    assert [row["name"] for row in json.loads(out)] == ["chain_2_k8"]
+    lines = err.splitlines()
+    assert len(lines) == 2
+    assert lines[0].startswith("graphlab recordings: skipped ") and "broken.json" in lines[0]
+    assert "folder.json is not a regular file" in lines[1]
+    good, bad = scan_recordings(tmp_path)
+    assert [rec.name for rec in good] == ["chain_2_k8"] and len(bad) == 2
+
+
+ESCAPE = "\x1b[2J\x1b]8;;https://example.invalid\x07"  # clear the screen, start a link
+
+
+def test_control_characters_in_a_recording_never_reach_the_terminal(tmp_path):
+    data = fixture_recording()
+    data["meta"]["gpu"] = f"NVIDIA H200{ESCAPE}"
+    write_recording(data, tmp_path)
+    result = run_recordings_cli("--dir", str(tmp_path))
+    assert result.returncode == 0
+    assert "\x1b" not in result.stdout and "\x07" not in result.stdout
+    assert "NVIDIA H200\\x1b[2J\\x1b]8;;https://example.invalid\\x07" in result.stdout
+    assert "\x1b" not in recording("chain_2_k8", tmp_path).label
+
+
+def test_a_recorded_timeline_with_times_near_2_63_is_damaged(tmp_path):
+    data = fixture_recording()
+    data["timelines"]["eager"]["events"]["start_ns"] = [2**63 - 40, 2**63 - 30, -10, 2**63 - 1]
+    write_recording(data, tmp_path)
+    with pytest.raises(RecordingError, match=r"eager timeline .* is damaged"):
+        recording("chain_2_k8", tmp_path).timeline("eager")

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import argparse
 import ast
+import json
 import os
 import pickle
 import re
@@ -269,3 +270,40 @@ def test_explanations_cannot_inject_markup():
     )
     assert HOSTILE_KERNEL not in shown._repr_html_()
     assert "&lt;img src=x onerror=alert(&#x27;kernel&#x27;)&gt;" in shown._repr_html_()
+
+
+def test_rare_kernel_names_are_escaped_in_hover_texts_too():
+    # Hover texts of the eight most frequent names are templates; rarer names travel as per-point
+    # text, which plotly renders as markup too.
+    from graphlab import widgets
+    from graphlab.widgets.figures import HOVER_NAMES
+
+    names = [f"kernel_{i}" for i in range(HOVER_NAMES) for _ in range(3)] + [HOSTILE_KERNEL]
+    n = len(names)
+    timeline = Timeline(
+        kind=["kernel"] * n,
+        name=names,
+        start_ns=[10_000 * i for i in range(n)],
+        dur_ns=[1_000] * n,
+        device=[0] * n,
+        stream=[7] * n,
+    )
+    text = rendered(widgets.TimelineView(eager=timeline))
+    assert HOSTILE_KERNEL not in text
+    assert "&lt;img src=x onerror=alert(&#x27;kernel&#x27;)&gt;" in text
+
+
+def test_the_plain_text_summary_escapes_a_gpu_name_from_a_trace_file(tmp_path):
+    from graphlab import widgets
+
+    trace = {
+        "deviceProperties": [{"name": "NVIDIA H200\x1b[2J"}],
+        "traceEvents": [
+            {"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": 1, "dur": 1}
+        ],
+    }
+    path = tmp_path / "trace.json"
+    path.write_text(json.dumps(trace))
+    text = widgets.TimelineView(eager=Timeline.from_chrome_trace(path)).static_text()
+    assert "\x1b" not in text
+    assert "profiled on NVIDIA H200\\x1b[2J" in text

@@ -10,6 +10,7 @@ import json
 from pathlib import Path
 
 import pytest
+from memory_cap import HAS_PROC, run_with_memory_cap
 
 from graphlab.cli import main
 from graphlab.simulator import params as simulator_params
@@ -214,3 +215,38 @@ def test_default_parameters_are_the_bundled_calibration(capsys, monkeypatch):
     ns = {k: round(v * 1000) for k, v in stored["params"].items() if v is not None}
     expected = 4 * ns["host_us"] + ns["launch_latency_us"] + 1000 + ns["sync_us"]
     assert result["eager"]["total_us"] == expected / 1000
+
+
+def test_an_empty_trace_path_is_refused_before_simulating(capsys, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    code, out, err = run(capsys, "--kernels", "4", "--kernel-us", "1", *HAND, "--trace", "")
+    assert code == 2 and out == ""
+    assert err == "graphlab simulate: --trace needs a file name, e.g. --trace sim.json\n"
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_the_streamed_trace_matches_the_timelines_event_for_event(capsys, tmp_path):
+    from graphlab.simulator.model import HOST_THREAD
+    from graphlab.simulator.programs import MAIN_STREAM
+
+    path = tmp_path / "sim.json"
+    argv = ["--kernels", "3", "--kernel-us", "1", *HAND, "--sync-every", "2", "--trace", str(path)]
+    assert run(capsys, *argv)[0] == 0
+    events = [e for e in json.loads(path.read_text())["traceEvents"] if e["ph"] == "X"]
+    # Eager: 3 launches, 2 syncs, 3 kernels; graph: 2 graph launches, 2 syncs, 3 kernels.
+    assert [sum(e["pid"] == pid for e in events) for pid in (1, 2)] == [8, 7]
+    assert {e["tid"] for e in events if e["cat"] == "cuda_runtime"} == {HOST_THREAD}
+    assert {e["tid"] for e in events if e["cat"] == "kernel"} == {1000 + MAIN_STREAM}
+    assert all(isinstance(e["ts"], float) and isinstance(e["dur"], float) for e in events)
+
+
+@pytest.mark.skipif(not HAS_PROC, reason="reads Linux's /proc")
+def test_ten_million_kernels_that_cannot_fit_are_refused_before_starting(tmp_path):
+    trace = tmp_path / "sim.json"
+    argv = ["simulate", "--kernels", "10000000", "--kernel-us", "1", *HAND, "--trace", str(trace)]
+    result = run_with_memory_cap(512 * 1024**2, *argv)
+    assert (result.returncode, result.stdout) == (2, "")
+    assert result.stderr.count("\n") == 1
+    assert result.stderr.startswith("graphlab simulate: simulating 10,000,000 kernels needs about")
+    assert "simulate at most" in result.stderr
+    assert list(tmp_path.iterdir()) == []

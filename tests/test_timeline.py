@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 
 from graphlab.errors import TraceError
 from graphlab.trace import kineto
-from graphlab.trace.events import SCHEMA, call_name
+from graphlab.trace.events import SCHEMA, TraceWarning, call_name
 from graphlab.trace.timeline import Timeline
 
 TRACES = Path(__file__).parent / "traces"
@@ -526,3 +526,61 @@ def test_any_timeline_dict_loads_or_raises_trace_error(data):
 def test_deeply_nested_json_is_refused(tmp_path):
     with pytest.raises(TraceError, match="nested too deeply"):
         Timeline.from_chrome_trace(write(tmp_path, "[" * 100_000 + "]" * 100_000))
+
+
+# ------------------------------------------------------------- values a table cannot hold
+
+
+@pytest.mark.parametrize(
+    ("column", "value"),
+    [
+        ("start_ns", 2**64 - 1),  # numpy reads it as uint64; it used to wrap round to -1
+        ("start_ns", 2**63 - 1),
+        ("start_ns", 2**62),
+        ("start_ns", -(2**62) - 1),
+        ("dur_ns", 2**62),
+        ("correlation", 2**63),
+    ],
+)
+def test_times_and_ids_beyond_what_a_table_holds_are_refused(column, value):
+    base = {"kind": ["kernel"], "name": ["k"], "start_ns": [0], "dur_ns": [1]}
+    with pytest.raises(TraceError, match=r"damaged|beyond"):
+        Timeline(**{**base, column: [value]})
+
+
+def test_a_span_beyond_what_a_table_holds_is_refused():
+    # Each time alone is in range, but end - start would not fit the analysis' arithmetic.
+    with pytest.raises(TraceError, match="span"):
+        Timeline(["kernel", "kernel"], ["k", "k"], [-(2**62), 2**62 - 10], [1, 1])
+    # The widest table that is accepted analyses to exact figures.
+    t = Timeline(["kernel", "kernel"], ["k", "k"], [-(2**61), 2**61 - 1], [1, 1])
+    assert (t.summary().span_ns, t.summary().busy_ns) == (2**62, 2)
+
+
+def test_a_saved_timeline_with_times_near_2_63_is_refused(tmp_path, capsys):
+    data = Timeline(["kernel", "kernel"], ["k", "k"], [0, 10], [5, 5]).to_dict()
+    data["events"]["start_ns"] = [2**63 - 20, 2**63 - 10]
+    path = tmp_path / "timeline.json"
+    path.write_text(json.dumps(data))
+    with pytest.raises(TraceError, match="outside what a timeline holds"):
+        Timeline.load(path)
+    from graphlab.cli import main
+
+    assert main(["gaps", str(path), "--json"]) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and err.count("\n") == 1 and "outside what a timeline holds" in err
+
+
+# --------------------------------------------------------------------- NaN is not JSON
+
+
+def test_save_writes_strict_json_when_meta_holds_nan(tmp_path):
+    t = Timeline(["kernel"], ["k"], [0], [1], meta={"source": "test", "x": float("nan")})
+    with pytest.warns(TraceWarning, match=r"NaN or infinity \(at x\).*written as null"):
+        path = t.save(tmp_path / "t.json")
+    text = path.read_text()
+    json.loads(text, parse_constant=pytest.fail)  # no bare NaN
+    assert Timeline.load(path).meta == {"source": "test", "x": None}
+    with pytest.warns(TraceWarning, match=r"\(at x\)"):
+        exported = t.to_chrome_trace(tmp_path / "t.trace.json")
+    json.loads(exported.read_text(), parse_constant=pytest.fail)

@@ -25,7 +25,9 @@ _PARAM_FLAGS = {
     "kernel_gap_us": "device gap between queued eager kernels on a stream",
     "replay_gap_us": "extra device gap before a replay queued behind earlier work",
 }
-_STREAM_TID = 1000  # thread id of stream s in the combined trace: 1000 + s
+# Peak memory per simulated kernel, both runs and their timelines included (measured on 1,000,000
+# kernels: about 560 bytes), with room to spare; a run that cannot fit is refused before it starts.
+_BYTES_PER_KERNEL = 800
 
 # Without a calibrated file these may be left out (SimParams's default applies).
 _OPTIONAL = {"kernel_gap_us": "0", "replay_gap_us": "0"}
@@ -88,10 +90,16 @@ def _params(args: argparse.Namespace):
 
 
 def simulate_both(args: argparse.Namespace):
-    """The :class:`~graphlab.simulator.whatif.WhatIf` for the command line's chain."""
+    """The :class:`~graphlab.simulator.whatif.WhatIf` for the command line's chain.
+
+    A chain of a valid length is first checked to fit in the memory available.
+    """
     from graphlab.simulator import chain
+    from graphlab.simulator.model import MAX_KERNELS
     from graphlab.simulator.whatif import what_if
 
+    if 1 <= args.kernels <= MAX_KERNELS:  # (other counts get chain()'s message)
+        _check_memory(args.kernels)
     step = chain(args.kernels, args.kernel_us)
     return what_if(
         step,
@@ -100,42 +108,6 @@ def simulate_both(args: argparse.Namespace):
         capture_us=args.capture_us,
         queue_depth=args.queue_depth,
     )
-
-
-def combined_chrome_trace(timelines: dict) -> dict:
-    """One Chrome trace holding several timelines, one process per name (``eager``, ``graph``).
-
-    Each timeline's own export is reused; its events move to the process of its name, with the
-    host thread and each GPU stream as labelled threads. All runs start at time 0, side by side,
-    for viewing (Perfetto, chrome://tracing); correlation ids are shifted so that each stays
-    unique in the file and still links a launch to its own kernels.
-    """
-    events = []
-    shift = 0
-    for pid, (label, timeline) in enumerate(timelines.items(), start=1):
-        trace = json.loads(timeline.to_chrome_trace())
-        events.append({"name": "process_name", "ph": "M", "pid": pid, "args": {"name": label}})
-        lanes = {}
-        for event in trace["traceEvents"]:
-            if event.get("ph") != "X":
-                continue
-            # Streams and host threads share one process here: keep their thread ids apart.
-            stream = event["args"].get("stream")
-            if stream is None:
-                tid, lanes[event["tid"]] = event["tid"], f"host thread {event['tid']}"
-            else:
-                tid = _STREAM_TID + stream
-                lanes[tid] = f"stream {stream}"
-            args = dict(event["args"])
-            if "correlation" in args:
-                args["correlation"] += shift
-            events.append({**event, "pid": pid, "tid": tid, "args": args})
-        shift += int(timeline.correlation.max()) + 1 if len(timeline) else 0
-        events.extend(
-            {"name": "thread_name", "ph": "M", "pid": pid, "tid": tid, "args": {"name": lane}}
-            for tid, lane in lanes.items()
-        )
-    return {"displayTimeUnit": "ns", "traceEvents": events}
 
 
 def _report(result: dict) -> str:
@@ -167,14 +139,38 @@ def _report(result: dict) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    outcome = simulate_both(args)
-    result = outcome.to_dict()
-    result["workload"]["kernel_us"] = args.kernel_us
-    if args.trace:
-        from graphlab.errors import SimulatorError
-        from graphlab.support.atomic import write_text_atomically
+    from graphlab.errors import SimulatorError
 
-        text = json.dumps(combined_chrome_trace(outcome.timelines), separators=(",", ":"))
-        write_text_atomically(args.trace, text, SimulatorError)
+    if args.trace is not None and not args.trace.strip():
+        raise SimulatorError("--trace needs a file name, e.g. --trace sim.json")
+    try:
+        outcome = simulate_both(args)
+        result = outcome.to_dict()
+        result["workload"]["kernel_us"] = args.kernel_us
+        if args.trace is not None:
+            from graphlab.support.atomic import atomic_writer
+            from graphlab.trace.chrome import write_side_by_side
+
+            with atomic_writer(args.trace, SimulatorError) as out:
+                write_side_by_side(outcome.timelines, out)
+    except MemoryError:
+        raise SimulatorError(
+            f"ran out of memory simulating {args.kernels:,} kernels: simulate fewer kernels"
+        ) from None
     print(json.dumps(result, indent=2) if args.json else _report(result))
     return 0
+
+
+def _check_memory(kernels: int) -> None:
+    """Refuse, before anything is simulated, a run that cannot fit in the memory available."""
+    from graphlab.errors import SimulatorError
+    from graphlab.support.memory import describe_bytes, missing_bytes
+
+    short = missing_bytes(kernels * _BYTES_PER_KERNEL)
+    if short:
+        needed, available = short
+        raise SimulatorError(
+            f"simulating {kernels:,} kernels needs about {describe_bytes(needed)} of memory and "
+            f"{describe_bytes(available)} is available: simulate at most "
+            f"{available // _BYTES_PER_KERNEL:,} kernels"
+        )

@@ -33,6 +33,10 @@ __all__ = ["Explanation", "explain", "explained"]
 # Longest excerpt of the original message kept in "what you saw"; PyTorch appends long
 # debugging advice and stack traces to CUDA errors.
 _SEEN_CHARS = 400
+# Characters of each message matched against the catalogue. Some patterns hold ".*", which Python's
+# re matches in time growing with the square of the text; the messages graphlab explains state
+# their cause near the start (and a crashed child's stderr is kept to its last 8000 characters).
+_MATCHED_CHARS = 8000
 _NOTE_PREFIX = "graphlab explains: "
 
 
@@ -91,12 +95,14 @@ class Explanation:
 def explain(failure: BaseException | warnings.WarningMessage | Warning | str) -> Explanation:
     """Explain an exception, a warning, or the text of an error or log line.
 
-    Never raises: a failure the catalogue does not know gets an explanation with ``key
-    "unknown"`` and general advice.
+    Never raises, whatever it is given (bytes are read as UTF-8 text; any other object by its
+    ``str``): a failure the catalogue does not know gets an explanation with ``key "unknown"`` and
+    general advice.
     """
-    attached = getattr(failure, "explanation", None)
-    if isinstance(attached, Explanation):  # an IsolatedFailure carries its child's explanation
-        return attached
+    if isinstance(failure, BaseException):
+        attached = _attribute(failure, "explanation")
+        if isinstance(attached, Explanation):  # an IsolatedFailure carries its child's
+            return attached
     chain = _chain(failure)
     for entry in CATALOGUE:
         # Earliest error first: a follow-on error (a capture invalidated by an earlier one) often
@@ -164,27 +170,58 @@ def _chain(failure) -> list[tuple[str, str]]:
 
     The traceback is one "file: source line" per frame.
     """
-    if isinstance(failure, str):
-        return [(failure, "")]
     if isinstance(failure, warnings.WarningMessage):
-        return [(f"{failure.category.__name__}: {failure.message}", "")]
+        category = _attribute(failure, "category")
+        return [(f"{getattr(category, '__name__', 'Warning')}: {_text(failure.message)}", "")]
+    if not isinstance(failure, BaseException):
+        return [(_text(failure), "")]
     chain: list[tuple[str, str]] = []
     seen_ids: set[int] = set()
     exc: BaseException | None = failure
-    while exc is not None and id(exc) not in seen_ids:
+    while isinstance(exc, BaseException) and id(exc) not in seen_ids:
         seen_ids.add(id(exc))
-        text = f"{type(exc).__name__}: {exc}"
-        cuda_error = getattr(exc, "cuda_error", None)
+        text = f"{type(exc).__name__}: {_text(exc)}"
+        cuda_error = _attribute(exc, "cuda_error")
         if cuda_error:
-            text += f" [{cuda_error}]"
-        frames = traceback.extract_tb(exc.__traceback__)
-        source = "\n".join(f"{frame.filename}: {frame.line or ''}" for frame in frames)
-        chain.append((text, source))
+            text += f" [{_text(cuda_error)}]"
+        chain.append((text, _source(exc)))
         exc = exc.__cause__ or exc.__context__
     return chain
 
 
+def _text(value) -> str:
+    """``value`` as text: a str as it is, bytes decoded, anything else by its str(), and a
+    placeholder when even that raises."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        return bytes(value).decode("utf-8", errors="replace")
+    try:
+        text = str(value)
+    except Exception:  # a __str__ that raises says nothing we could match
+        return f"<{type(value).__name__} whose message cannot be shown>"
+    return text if isinstance(text, str) else ""
+
+
+def _attribute(value, name: str):
+    """``getattr(value, name, None)``, None also when the attribute's lookup raises."""
+    try:
+        return getattr(value, name, None)
+    except Exception:
+        return None
+
+
+def _source(exc: BaseException) -> str:
+    """One "file: source line" per frame of the exception's traceback ("" if unreadable)."""
+    try:
+        frames = traceback.extract_tb(exc.__traceback__)
+    except Exception:
+        return ""
+    return "\n".join(f"{frame.filename}: {frame.line or ''}" for frame in frames)
+
+
 def _matches(entry: Failure, text: str, source: str) -> bool:
+    text, source = text[:_MATCHED_CHARS], source[-_MATCHED_CHARS:]
     if not any(re.search(p, text, re.IGNORECASE | re.DOTALL) for p in entry.patterns):
         return False
     if not entry.only_if:

@@ -16,6 +16,10 @@ do so under ``if __name__ == "__main__":``.
 Functions defined in a notebook cannot be imported by the child, so the function and its
 arguments are sent with cloudpickle, which copies such functions by value. Output is read with
 ``select`` on the child's pipes, which is POSIX only.
+
+The child leads a process group of its own: at the time limit the whole group is stopped, so a
+process the demonstration started (a server, a ``subprocess.Popen``) cannot outlive it, and when
+the child ends, whatever it left running in the background is stopped too.
 """
 
 from __future__ import annotations
@@ -23,7 +27,9 @@ from __future__ import annotations
 import codecs
 import contextlib
 import faulthandler
+import math
 import multiprocessing
+import numbers
 import os
 import select
 import signal
@@ -80,8 +86,9 @@ def isolated(fn, /, *args: Any, timeout: float | None = DEFAULT_TIMEOUT_S, **kwa
     The child's stdout and stderr are copied to this process's ``sys.stdout``/``sys.stderr`` as
     they arrive. Raises :class:`IsolatedFailure` when fn raises, when the child dies (a crash,
     ``os._exit``), or when it has not finished after ``timeout`` seconds (then it is killed).
-    ``timeout=None`` waits for ever.
+    ``timeout=None`` waits for ever. Processes fn started are stopped with it.
     """
+    _check_timeout(timeout)
     if _pickler.__name__ == "pickle" and getattr(fn, "__module__", None) == "__main__":
         raise GraphlabError(
             f"{getattr(fn, '__name__', fn)!r} is defined in a notebook or script, which a child "
@@ -104,18 +111,37 @@ def isolated(fn, /, *args: Any, timeout: float | None = DEFAULT_TIMEOUT_S, **kwa
         target=_child_main, args=(payload, out_w, err_w, res_w), name="graphlab-isolated"
     )
     child.start()
+    # Both sides put the child in a group of its own, so that it is done whichever runs first.
+    with contextlib.suppress(OSError):
+        os.setpgid(child.pid, child.pid)
     # The child holds the write ends now; closing ours lets EOF arrive when it exits.
     for conn in (out_w, err_w, res_w):
         conn.close()
     try:
         outcome, stderr_tail, timed_out = _pump(child, out_r, err_r, res_r, timeout)
+        if not timed_out:
+            child.join(_EXIT_GRACE_S)  # it has ended, or is ending, by itself
     finally:
         for conn in (out_r, err_r, res_r):
             conn.close()
-        if child.is_alive():
-            _stop(child)
-    child.join()
+        _stop(child)
     return _result(outcome, stderr_tail, timed_out, child.exitcode, timeout)
+
+
+def _check_timeout(timeout) -> None:
+    """Refuse a time limit that is not a number of seconds above zero (None: no limit)."""
+    if timeout is None:
+        return
+    if (
+        isinstance(timeout, bool)
+        or not isinstance(timeout, numbers.Real)
+        or not math.isfinite(timeout)
+        or timeout <= 0
+    ):
+        raise GraphlabError(
+            f"timeout={timeout!r} is not a time limit: give the seconds the run may take as a "
+            "number above zero (e.g. timeout=30), or timeout=None to wait for ever"
+        )
 
 
 def demonstrate(fn, /, *args: Any, timeout: float | None = DEFAULT_TIMEOUT_S, **kwargs: Any):
@@ -135,6 +161,8 @@ def demonstrate(fn, /, *args: Any, timeout: float | None = DEFAULT_TIMEOUT_S, **
 
 def _child_main(payload: bytes, out_w, err_w, res_w) -> None:
     """Entry point of the child: route output into the pipes, run fn, send back the outcome."""
+    with contextlib.suppress(OSError):
+        os.setpgid(0, 0)  # lead a process group, so that what fn starts can be stopped with it
     os.dup2(out_w.fileno(), 1)  # C-level output (CUDA, NCCL, faulthandler) goes there too
     os.dup2(err_w.fileno(), 2)
     out_w.close()
@@ -167,7 +195,9 @@ def _child_main(payload: bytes, out_w, err_w, res_w) -> None:
 def _pump(child, out_r, err_r, res_r, timeout: float | None):
     """Copy the child's output to ours until it is done.
 
-    Returns (outcome or None, the tail of its stderr, whether the time limit was reached).
+    Returns (outcome or None, the tail of its stderr, whether the time limit was reached). Done
+    means the child has ended and what it wrote has been read, even if a process it started in
+    the background still holds its output open; or the time limit.
     """
     deadline = None if timeout is None else time.monotonic() + timeout
     sinks = {out_r.fileno(): sys.stdout, err_r.fileno(): sys.stderr}
@@ -175,42 +205,65 @@ def _pump(child, out_r, err_r, res_r, timeout: float | None):
     stderr_tail = ""
     outcome = None
     result_open = True
+    running = True
     while sinks or result_open:
         wait = None if deadline is None else deadline - time.monotonic()
         if wait is not None and wait <= 0:
             # Out of time; a child that already sent its outcome merely lingers at exit.
             return outcome, stderr_tail, result_open
+        if not running:
+            wait = 0  # the child is gone: read what is left, without waiting for more
         watched = list(sinks) + ([res_r.fileno()] if result_open else [])
-        ready, _, _ = select.select(watched, [], [], wait)
+        ready, _, _ = select.select(watched + ([child.sentinel] if running else []), [], [], wait)
+        if not ready and not running:
+            break  # the child is gone and nothing more is waiting to be read
         for fd in ready:
-            if fd == res_r.fileno():
+            if fd == child.sentinel:
+                running = False
+            elif fd == res_r.fileno():
                 # EOF: the child ended without sending, it crashed or called os._exit.
                 with contextlib.suppress(EOFError):
                     outcome = _pickler.loads(res_r.recv_bytes())
                 result_open = False
                 # Once the outcome is in, the child only has to exit: do not wait long for it.
                 deadline = time.monotonic() + _EXIT_GRACE_S
-                continue
-            data = os.read(fd, 65536)
-            text = decoders[fd].decode(data, final=not data)
-            if text:
-                sinks[fd].write(text)
-                sinks[fd].flush()
-                if fd == err_r.fileno():
-                    stderr_tail = (stderr_tail + text)[-_STDERR_TAIL:]
-            if not data:
-                del sinks[fd]
-        if not result_open and sinks and not child.is_alive():
-            # A grandchild may still hold the output pipes; the child itself is done.
-            break
+            else:
+                data = os.read(fd, 65536)
+                text = decoders[fd].decode(data, final=not data)
+                if text:
+                    sinks[fd].write(text)
+                    sinks[fd].flush()
+                    if fd == err_r.fileno():
+                        stderr_tail = (stderr_tail + text)[-_STDERR_TAIL:]
+                if not data:
+                    del sinks[fd]
     return outcome, stderr_tail, False
 
 
 def _stop(child) -> None:
-    child.terminate()
+    """End the child, if it still runs, and every process left in its group (what it started)."""
+    _signal_group(child, signal.SIGTERM)
     child.join(_KILL_GRACE_S)
     if child.is_alive():
         child.kill()
+    child.join()
+    _signal_group(child, signal.SIGKILL)
+
+
+def _signal_group(child, signum: int) -> None:
+    """Send ``signum`` to the child's process group.
+
+    The group's id is the child's pid, and only the child makes such a group (see _child_main);
+    before the child has made it, the signal goes to the child alone.
+    """
+    try:
+        os.killpg(child.pid, signum)
+    except ProcessLookupError:
+        if child.is_alive():
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(child.pid, signum)
+    except PermissionError:
+        pass
 
 
 def _result(outcome, stderr_tail: str, timed_out: bool, exitcode: int | None, timeout):

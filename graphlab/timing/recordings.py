@@ -23,12 +23,14 @@ from __future__ import annotations
 import json
 import os
 import re
+import stat
 from collections.abc import Mapping
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from graphlab.errors import RecordingError, TraceError
+from graphlab.support.printable import printable
 
 from .results import TIMING_KEYS, Comparison, CumulativeTotals
 
@@ -42,6 +44,7 @@ __all__ = [
     "check_recording",
     "list_recordings",
     "recording",
+    "scan_recordings",
 ]
 
 SCHEMA = "graphlab.recording/1"
@@ -52,6 +55,9 @@ TIMELINE_MODES = ("eager", "graph")
 
 # A recording's name is its file name without ".json": no folders, no hidden files.
 _NAME = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9_.-]*")
+
+# Largest recording file read; the ones graphlab records are well under a megabyte.
+MAX_RECORDING_BYTES = 256 * 1024**2
 
 # Values that name no GPU: a recording claiming one of these was not made on a real device.
 _NOT_A_GPU = {"", "cpu", "none", "null", "unknown", "emulator", "simulator", "n/a"}
@@ -67,7 +73,7 @@ class Recording:
     __slots__ = ("_timelines", "experiment", "meta", "name", "path", "timings")
 
     def __init__(self, data: Mapping[str, Any], path: Path | None = None):
-        check_recording(data, where=str(path) if path else "recording")
+        check_recording(data, where=printable(path) if path else "recording")
         self.name: str = data["name"]
         self.meta: dict[str, Any] = dict(data["meta"])
         self.experiment: dict[str, Any] = dict(data["experiment"])
@@ -82,9 +88,12 @@ class Recording:
 
     @property
     def label(self) -> str:
-        """Provenance for banners: GPU, driver, torch and date, and the command that made it."""
+        """Provenance for banners: GPU, driver, torch and date, and the command that made it.
+
+        Control characters from the file are shown as escapes, never sent to a terminal.
+        """
         meta = self.meta
-        return (
+        return printable(
             f"recorded on {meta['gpu']} (driver {meta['driver']}, torch {meta['torch']}, "
             f"{self.date}) by `graphlab record`"
         )
@@ -211,9 +220,28 @@ def recording(name: str, directory: str | os.PathLike | None = None) -> Recordin
 
 
 def list_recordings(directory: str | os.PathLike | None = None) -> list[Recording]:
-    """Every recording in the bundled folder (or ``directory``), sorted by name."""
+    """Every recording in the bundled folder (or ``directory``), sorted by name.
+
+    Raises :class:`RecordingError` for the first file that is not a recording; use
+    :func:`scan_recordings` to get the good ones and the names of the bad.
+    """
     folder = _folder(directory)
     return [_load(folder / f"{name}.json") for name in _names(folder)]
+
+
+def scan_recordings(
+    directory: str | os.PathLike | None = None,
+) -> tuple[list[Recording], list[RecordingError]]:
+    """The recordings in the bundled folder (or ``directory``) that load, sorted by name, and
+    an error naming each ``*.json`` file there that is not a recording."""
+    folder = _folder(directory)
+    good, bad = [], []
+    for name in _names(folder):
+        try:
+            good.append(_load(folder / f"{name}.json"))
+        except RecordingError as exc:
+            bad.append(exc)
+    return good, bad
 
 
 def _folder(directory: str | os.PathLike | None) -> Path:
@@ -236,36 +264,64 @@ def _names(folder: Path) -> list[str]:
 
 
 def _load(path: Path) -> Recording:
+    shown = printable(path)
     try:
-        text = path.read_text(encoding="utf-8")
+        text = _read_regular_file(path).decode("utf-8")
     except OSError as exc:
-        raise RecordingError(f"cannot read {path}: {exc.strerror}") from None
+        raise RecordingError(f"cannot read {shown}: {exc.strerror}") from None
     except UnicodeDecodeError:
         raise RecordingError(
-            f"{path} is not a JSON text file (recordings are JSON written by `graphlab record`; "
+            f"{shown} is not a JSON text file (recordings are JSON written by `graphlab record`; "
             "graphlab never unpickles files)"
         ) from None
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
         raise RecordingError(
-            f"{path} is not valid JSON (truncated or damaged at line {exc.lineno}, column "
+            f"{shown} is not valid JSON (truncated or damaged at line {exc.lineno}, column "
             f"{exc.colno}); restore it from git or re-record it with `graphlab record`"
         ) from None
     except (ValueError, RecursionError) as exc:
         # JSON that parses in principle but not in practice: nesting too deep for the parser,
         # or an integer too long for Python to convert.
         raise RecordingError(
-            f"{path} is not a recording ({type(exc).__name__}: {str(exc)[:120]}); restore it "
+            f"{shown} is not a recording ({type(exc).__name__}: {str(exc)[:120]}); restore it "
             "from git or re-record it with `graphlab record`"
         ) from None
     rec = Recording(data, path)
     if rec.name != path.stem:
         raise RecordingError(
-            f"{path} holds recording {rec.name!r}; a recording's file must be named after it "
+            f"{shown} holds recording {rec.name!r}; a recording's file must be named after it "
             f"({rec.name}.json)"
         )
     return rec
+
+
+def _read_regular_file(path: Path) -> bytes:
+    """The bytes of ``path``, refused unless it is a regular file of a recording's size.
+
+    Opened without blocking, so a named pipe or a device called ``*.json`` is refused instead of
+    waiting for ever for a writer.
+    """
+    shown = printable(path)
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise RecordingError(
+                f"{shown} is not a regular file (a folder, a pipe or a device): "
+                "recordings are JSON files written by `graphlab record`"
+            )
+        if info.st_size > MAX_RECORDING_BYTES:
+            raise RecordingError(
+                f"{shown} is {info.st_size:,} bytes, far larger than any recording "
+                f"(at most {MAX_RECORDING_BYTES:,}): it is not one"
+            )
+    except BaseException:
+        os.close(fd)
+        raise
+    with os.fdopen(fd, "rb", buffering=0) as f:
+        return f.read()
 
 
 def _parse_date(text: str) -> datetime:

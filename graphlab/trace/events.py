@@ -20,6 +20,7 @@ attached; the reader (:mod:`.kineto`), the analysis (:mod:`.gaps`) and the Chrom
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Mapping
 from decimal import Decimal
@@ -28,16 +29,20 @@ from typing import Any
 import numpy as np
 
 from graphlab.errors import TraceError
+from graphlab.support.printable import printable_json
 
 __all__ = [
     "GPU_KINDS",
     "GRAPH_LAUNCH_CALLS",
     "KERNEL_LAUNCH_CALLS",
     "KINDS",
+    "MAX_ABS_NS",
     "SCHEMA",
     "SYNC_CALLS",
     "EventTable",
+    "TraceWarning",
     "call_name",
+    "finite_json",
     "plain_json",
 ]
 
@@ -64,8 +69,18 @@ SYNC_CALLS = frozenset(
 # cudaLaunchKernel_v7000, cudaMemcpyAsync_ptsz, cudaLaunchKernel_ptsz_v7000, cudaMemcpy_ptds.
 _SUFFIX = re.compile(r"(?:_ptsz|_ptds|_v\d+)+$")
 
+# Largest time and duration a table holds: 2**62 ns, about 146 years. With starts in
+# [-2**62, 2**62), durations below 2**62 and a whole table spanning at most 2**62 ns, every end,
+# span and difference the analysis takes fits in int64 with room to spare.
+MAX_ABS_NS = 2**62
+
 _INT_COLUMNS = ("start_ns", "dur_ns", "device", "stream", "thread", "correlation")
 _COLUMNS = ("kind", "name", *_INT_COLUMNS)
+
+
+class TraceWarning(UserWarning):
+    """A trace was read, but something in it is suspect (duplicated events, kernels without a
+    duration, events without a phase): the figures may not mean what they seem."""
 
 
 class EventTable:
@@ -120,11 +135,20 @@ class EventTable:
             if values is None:
                 columns[col] = np.full(n, -1, dtype=np.int64)
                 continue
-            array = np.asarray(values)
+            try:
+                array = np.asarray(values)
+            except (OverflowError, ValueError, TypeError) as exc:
+                raise TraceError(f"column {col!r} cannot be read as integers ({exc})") from None
             if array.size and array.dtype.kind not in "iu":
                 raise TraceError(
                     f"column {col!r} must hold integers (nanoseconds or ids), got {array.dtype}: "
                     "convert times to integer nanoseconds first"
+                )
+            if array.size and array.dtype.kind == "u" and array.max() > np.iinfo(np.int64).max:
+                # Converting would wrap 2**64 - 1 round to -1.
+                raise TraceError(
+                    f"column {col!r} holds {int(array.max())}, beyond what a 64-bit signed "
+                    "integer holds: the data is damaged"
                 )
             columns[col] = array.astype(np.int64).reshape(-1)
         for col in _COLUMNS:
@@ -133,8 +157,8 @@ class EventTable:
                     f"column {col!r} has {len(columns[col])} values but 'kind' has {n}: "
                     "every column needs one value per event"
                 )
-        if n and columns["dur_ns"].min() < 0:
-            raise TraceError("an event has a negative duration: durations must be >= 0 ns")
+        if n:
+            _check_times(columns["start_ns"], columns["dur_ns"])
         starts = columns["start_ns"]
         if n > 1 and np.any(starts[1:] < starts[:-1]):
             order = np.argsort(starts, kind="stable")
@@ -224,7 +248,7 @@ class EventTable:
             name = np.asarray(names, dtype=object)[index] if len(index) else []
             # The constructor refuses non-integer columns (a float time would be truncated).
             int_columns = {col: np.asarray(events[col]) for col in _INT_COLUMNS}
-            meta = plain_json(data.get("meta"))
+            meta = printable_json(plain_json(data.get("meta")))
             return cls(kind=events["kind"], name=name, meta=meta, **int_columns)
         except (KeyError, TypeError, ValueError, IndexError, OverflowError) as exc:
             if isinstance(exc, TraceError):
@@ -235,9 +259,48 @@ class EventTable:
             ) from None
 
 
+def _check_times(start: np.ndarray, dur: np.ndarray) -> None:
+    """Refuse negative durations and times a table cannot hold (see MAX_ABS_NS)."""
+    if dur.min() < 0:
+        raise TraceError("an event has a negative duration: durations must be >= 0 ns")
+    low, high, longest = int(start.min()), int(start.max()), int(dur.max())
+    if low < -MAX_ABS_NS or high >= MAX_ABS_NS or longest >= MAX_ABS_NS:
+        worst = max((low, high, longest), key=abs)
+        raise TraceError(
+            f"an event time of {worst} ns is outside what a timeline holds (+-2**62 ns, about "
+            "146 years): times are integer nanoseconds; the data is damaged or not in ns"
+        )
+    span = int((start + dur).max()) - low
+    if span > MAX_ABS_NS:
+        raise TraceError(
+            f"the events span {span} ns, more than a timeline holds (2**62 ns, about 146 years): "
+            "the data is damaged or mixes time bases"
+        )
+
+
 def call_name(name: str) -> str:
     """The CUDA API call a runtime event names, without CUPTI's version/per-thread suffix."""
     return _SUFFIX.sub("", name, count=1)
+
+
+def finite_json(value: Any) -> tuple[Any, list[str]]:
+    """``value`` with every NaN or infinite float replaced by None, and where they were.
+
+    JSON has no NaN: Python's json would write a bare ``NaN`` that other readers refuse.
+    """
+    found: list[str] = []
+
+    def clean(node: Any, where: str) -> Any:
+        if isinstance(node, float) and not math.isfinite(node):
+            found.append(where or "(the value itself)")
+            return None
+        if isinstance(node, Mapping):
+            return {k: clean(v, f"{where}.{k}" if where else str(k)) for k, v in node.items()}
+        if isinstance(node, (list, tuple)):
+            return [clean(v, f"{where}[{i}]") for i, v in enumerate(node)]
+        return node
+
+    return clean(value, ""), found
 
 
 def plain_json(value: Any) -> Any:

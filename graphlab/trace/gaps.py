@@ -36,10 +36,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from decimal import Decimal
-from fractions import Fraction
 from typing import Any
 
 import numpy as np
+
+from graphlab.support.printable import printable
 
 from .events import GRAPH_LAUNCH_CALLS, KERNEL_LAUNCH_CALLS, EventTable, call_name
 
@@ -57,11 +58,9 @@ class Stats:
 
     @classmethod
     def of(cls, values_ns: np.ndarray) -> Stats:
-        if len(values_ns) == 0:
-            return cls(0, None, None, None)
-        ordered = np.sort(values_ns)
-        median, p90 = _percentile(ordered, 50), _percentile(ordered, 90)
-        return cls(len(ordered), median, p90, int(ordered[-1]))
+        values_ns = np.asarray(values_ns, dtype=np.int64)
+        (stats,) = _stats_by_lane(values_ns, np.zeros(len(values_ns), dtype=np.int64), 1)
+        return stats
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -140,7 +139,7 @@ class Summary(Figures):
 
     def report(self) -> str:
         """A short readable report (what ``graphlab gaps`` prints)."""
-        on = f" on {self.gpu}" if self.gpu else ""
+        on = f" on {printable(self.gpu)}" if self.gpu else ""
         lines = [
             f"GPU work{on}: {_count(self.kernels, 'kernel', 'kernels')} on "
             f"{_count(len(self.streams), 'stream', 'streams')}",
@@ -185,46 +184,50 @@ def busy_intervals(start_ns: np.ndarray, end_ns: np.ndarray) -> tuple[np.ndarray
 
     Public so that plots can shade busy time with exactly the intervals the analysis used.
     """
-    first, ends = _merge(start_ns, end_ns)
+    first, ends = _merge(np.zeros(len(start_ns), dtype=np.int64), start_ns, end_ns)
     return start_ns[first], ends
 
 
 def summarize(t: EventTable) -> Summary:
-    """Gap analysis of ``t`` (see the module docstring for every definition)."""
+    """Gap analysis of ``t`` (see the module docstring for every definition).
+
+    The figures of every stream (and every device) come out of one vectorised pass over the GPU
+    events sorted by lane, so a trace with many streams costs no more than one with few.
+    """
     gpu = t.is_gpu
     launches = _Launches(t, gpu)
-    g_start, g_end = t.start_ns[gpu], t.end_ns[gpu]
-    g_corr, g_kind = t.correlation[gpu], t.kind[gpu]
-    g_device, g_stream = t.device[gpu], t.stream[gpu]
-
-    def lane(mask: np.ndarray | None, device, stream) -> Figures:
-        sel = slice(None) if mask is None else mask
-        return _figures(
-            launches,
-            g_start[sel],
-            g_end[sel],
-            g_corr[sel],
-            g_kind[sel],
-            device,
-            stream,
-            whole=mask is None,
-        )
-
-    streams = tuple(
-        lane((g_device == d) & (g_stream == s), d, s)
-        for d, s in sorted(set(zip(g_device.tolist(), g_stream.tolist(), strict=True)))
+    events = _GpuEvents(
+        start=t.start_ns[gpu],
+        end=t.end_ns[gpu],
+        corr=t.correlation[gpu],
+        is_kernel=t.kind[gpu] == "kernel",
     )
-    devices = tuple(lane(g_device == d, d, None) for d in sorted(set(g_device.tolist())))
-    whole = lane(None, None, None)
+    device, stream = t.device[gpu], t.stream[gpu]
+    index = np.arange(len(device))
+    # np.lexsort sorts by its last key first: lanes in (device, stream) order, and within a lane
+    # the events keep their order by start time.
+    streams = _lanes(launches, events, np.lexsort((index, stream, device)), device, stream)
+    devices = _lanes(launches, events, np.lexsort((index, device)), device, None)
+    (whole,) = _lanes(launches, events, index, None, None) or [_no_gpu_work(launches)]
     # meta holds whatever the file held; only a string names a GPU (a number there, even
     # Infinity, which Python's json reads, would otherwise reach `graphlab gaps --json`).
-    gpu = t.meta.get("gpu")
+    gpu_name = t.meta.get("gpu")
     return Summary(
         **{f: getattr(whole, f) for f in Figures.__dataclass_fields__},
-        streams=streams,
-        devices=devices,
-        gpu=gpu if isinstance(gpu, str) else None,
+        streams=tuple(streams),
+        devices=tuple(devices),
+        gpu=gpu_name if isinstance(gpu_name, str) else None,
     )
+
+
+@dataclass(frozen=True)
+class _GpuEvents:
+    """The GPU events' columns the analysis reads, sorted by start time."""
+
+    start: np.ndarray
+    end: np.ndarray
+    corr: np.ndarray
+    is_kernel: np.ndarray
 
 
 class _Launches:
@@ -265,62 +268,176 @@ def _call_code(call: str) -> int:
     return 1 if call in KERNEL_LAUNCH_CALLS else 2 if call in GRAPH_LAUNCH_CALLS else 0
 
 
-def _figures(launches: _Launches, start, end, corr, kind, device, stream, whole: bool) -> Figures:
-    """The figures of one lane, from its GPU events (sorted by start) and the launch table."""
-    first, ends = _merge(start, end)
-    b_start = start[first]
-    span = int(ends[-1] - b_start[0]) if len(first) else 0
-    busy = int((ends - b_start).sum())
-    gap_begin, gap_end_event = ends[:-1], first[1:]
+def _lanes(launches: _Launches, g: _GpuEvents, order: np.ndarray, device, stream) -> list[Figures]:
+    """The figures of every lane: GPU events grouped by ``device`` (and ``stream``), or all in one.
+
+    ``order`` sorts the events by lane, and by start within a lane. ``device``/``stream`` are the
+    events' columns that name the lanes (None: not part of the lane's key).
+    """
+    n = len(order)
+    if n == 0:
+        return []
+    keys = [k[order] for k in (device, stream) if k is not None]
+    new_lane = np.zeros(n, dtype=bool)
+    new_lane[0] = True
+    for k in keys:
+        new_lane[1:] |= k[1:] != k[:-1]
+    lane = np.cumsum(new_lane) - 1
+    first_of_lane = np.flatnonzero(new_lane)
+    n_lanes = len(first_of_lane)
+    start, end, corr = g.start[order], g.end[order], g.corr[order]
+
+    first, ends = _merge(lane, start, end)
+    b_start, b_lane = start[first], lane[first]
+    span = np.maximum.reduceat(end, first_of_lane) - start[first_of_lane]
+    busy = np.add.reduceat(ends - b_start, np.searchsorted(b_lane, np.arange(n_lanes)))
+
+    # Gaps lie between consecutive busy intervals of the same lane.
+    inside = b_lane[1:] == b_lane[:-1]
+    gap_begin, gap_end_event, gap_lane = ends[:-1][inside], first[1:][inside], b_lane[1:][inside]
     gaps = start[gap_end_event] - gap_begin
     submitted, known = launches.submitted(corr[gap_end_event])
-    host_bound = int(np.count_nonzero(known & (submitted > gap_begin)))
+    host_bound = np.bincount(gap_lane[known & (submitted > gap_begin)], minlength=n_lanes)
 
-    # Launch calls whose work ran in this lane, with the lane's first start per correlation
-    # (searching the lane's few sorted ids in the launch table, not every launch in the lane).
-    lane_corr, lane_first = _min_by_key(corr[corr >= 0], start[corr >= 0])
-    pos, found = _find(launches.corr, lane_corr)
-    latency = lane_first[found] - launches.end[pos[found]]
-    ran = np.zeros(len(launches.corr), dtype=bool)
-    ran[pos[found]] = True
-    if whole:
-        kernel_launches, graph_launches = (
-            launches.kernel_launches_total,
-            launches.graph_launches_total,
+    # The launch calls whose work ran in each lane, with the lane's first start per correlation.
+    pair_lane, pair_corr, pair_first = _first_start_per_lane_and_corr(lane, corr, start)
+    pos, found = _find(launches.corr, pair_corr)
+    latency = pair_first[found] - launches.end[pos[found]]
+    latency_lane = pair_lane[found]
+    ran_kernel = np.bincount(latency_lane[launches.is_kernel[pos[found]]], minlength=n_lanes)
+    ran_graph = np.bincount(latency_lane[launches.is_graph[pos[found]]], minlength=n_lanes)
+    kernels = np.bincount(lane[g.is_kernel[order]], minlength=n_lanes)
+
+    whole = device is None
+    gap_stats, latency_stats = (
+        _stats_by_lane(gaps, gap_lane, n_lanes),
+        _stats_by_lane(latency, latency_lane, n_lanes),
+    )
+    lane_device = device[order][first_of_lane].tolist() if device is not None else [None] * n_lanes
+    lane_stream = stream[order][first_of_lane].tolist() if stream is not None else [None] * n_lanes
+    columns = zip(
+        lane_device,
+        lane_stream,
+        kernels.tolist(),
+        ran_kernel.tolist(),
+        ran_graph.tolist(),
+        span.tolist(),
+        busy.tolist(),
+        gap_stats,
+        host_bound.tolist(),
+        latency_stats,
+        strict=True,
+    )
+    return [
+        Figures(
+            device=d,
+            stream=s,
+            kernels=k,
+            kernel_launches=launches.kernel_launches_total if whole else rk,
+            graph_launches=launches.graph_launches_total if whole else rg,
+            graph_replays=rg,
+            span_ns=sp,
+            busy_ns=b,
+            idle_ns=sp - b,
+            gaps=gs,
+            host_bound_gaps=hb,
+            launch_latency=ls,
         )
-    else:
-        kernel_launches = int(np.count_nonzero(ran & launches.is_kernel))
-        graph_launches = int(np.count_nonzero(ran & launches.is_graph))
+        for d, s, k, rk, rg, sp, b, gs, hb, ls in columns
+    ]
+
+
+def _no_gpu_work(launches: _Launches) -> Figures:
+    """The whole timeline's figures when it holds no GPU event: only its launch calls count."""
+    none = Stats(0, None, None, None)
     return Figures(
-        device=device,
-        stream=stream,
-        kernels=int(np.count_nonzero(kind == "kernel")),
-        kernel_launches=kernel_launches,
-        graph_launches=graph_launches,
-        graph_replays=int(np.count_nonzero(ran & launches.is_graph)),
-        span_ns=span,
-        busy_ns=busy,
-        idle_ns=span - busy,
-        gaps=Stats.of(gaps),
-        host_bound_gaps=host_bound,
-        launch_latency=Stats.of(latency),
+        device=None,
+        stream=None,
+        kernels=0,
+        kernel_launches=launches.kernel_launches_total,
+        graph_launches=launches.graph_launches_total,
+        graph_replays=0,
+        span_ns=0,
+        busy_ns=0,
+        idle_ns=0,
+        gaps=none,
+        host_bound_gaps=0,
+        launch_latency=none,
     )
 
 
-def _merge(start: np.ndarray, end: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Union of intervals sorted by start: index of each merged interval's first event, and ends.
+def _merge(lane: np.ndarray, start: np.ndarray, end: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Union of intervals per lane (sorted by lane, then start): first event and end of each.
 
-    An event opens a new interval when it starts strictly after every earlier event has ended.
+    An event opens a new busy interval when it is the first of its lane or starts strictly after
+    every earlier event of its lane has ended.
     """
     if len(start) == 0:
         return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
-    reach = np.maximum.accumulate(end)
+    reach = _running_max_by_lane(lane, end)
     opens = np.empty(len(start), dtype=bool)
     opens[0] = True
-    opens[1:] = start[1:] > reach[:-1]
+    opens[1:] = (start[1:] > reach[:-1]) | (lane[1:] != lane[:-1])
     first = np.flatnonzero(opens)
     last = np.append(first[1:] - 1, len(start) - 1)
     return first, reach[last]
+
+
+def _running_max_by_lane(lane: np.ndarray, values: np.ndarray) -> np.ndarray:
+    """Running maximum of ``values`` that starts afresh in each lane (``lane`` non-decreasing).
+
+    One ``np.maximum.accumulate`` over ``lane * n + rank(value)``: the lane dominates, so no
+    maximum carries into the next lane, and the rank orders values within a lane.
+    """
+    if len(lane) == 0 or lane[-1] == lane[0]:
+        return np.maximum.accumulate(values)
+    distinct, rank = np.unique(values, return_inverse=True)
+    scale = len(distinct)
+    return distinct[np.maximum.accumulate(lane * scale + rank.reshape(-1)) - lane * scale]
+
+
+def _first_start_per_lane_and_corr(lane, corr, start):
+    """For each (lane, correlation id >= 0) pair: the lane, the id, and its earliest start."""
+    has = corr >= 0
+    lane, corr, start = lane[has], corr[has], start[has]
+    order = np.lexsort((start, corr, lane))
+    lane, corr, start = lane[order], corr[order], start[order]
+    firsts = (
+        np.flatnonzero(np.append(True, (lane[1:] != lane[:-1]) | (corr[1:] != corr[:-1])))
+        if len(lane)
+        else np.zeros(0, dtype=np.int64)
+    )
+    return lane[firsts], corr[firsts], start[firsts]
+
+
+def _stats_by_lane(values: np.ndarray, lane: np.ndarray, n_lanes: int) -> list[Stats]:
+    """:class:`Stats` of ``values`` per lane (lanes 0 .. n_lanes - 1), from one sort."""
+    order = np.lexsort((values, lane))
+    values = values[order]
+    counts = np.bincount(lane, minlength=n_lanes)
+    offsets = np.cumsum(counts) - counts
+    last = np.maximum(counts, 1) - 1
+    columns = [counts.tolist(), _gather(values, offsets + last)]
+    for q in (50, 90):
+        # numpy's linear percentile: rank h = (n - 1) * q / 100, between v[floor h] and the next.
+        low = last * q // 100
+        high = np.minimum(low + 1, last)
+        columns += [_gather(values, offsets + low), _gather(values, offsets + high)]
+        columns.append((last * q % 100).tolist())
+    none = Stats(0, None, None, None)
+    # Each percentile is low + hundredths / 100 * (high - low), computed exactly on Python ints
+    # and rounded once: Python's int / int is correctly rounded.
+    return [
+        Stats(n, (100 * a + f * (b - a)) / 100, (100 * c + g * (d - c)) / 100, top) if n else none
+        for n, top, a, b, f, c, d, g in zip(*columns, strict=True)
+    ]
+
+
+def _gather(values: np.ndarray, index: np.ndarray) -> list[int]:
+    """``values[index]`` as Python ints, 0 where the index falls outside (empty lanes)."""
+    if len(values) == 0:
+        return [0] * len(index)
+    return values[np.clip(index, 0, len(values) - 1)].tolist()
 
 
 def _min_by_key(keys: np.ndarray, values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -350,23 +467,19 @@ def _find(keys: np.ndarray, query: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return pos, (keys[pos] == query) & (query >= 0)
 
 
-def _percentile(ordered: np.ndarray, q: int) -> float:
-    """numpy's linear-interpolation percentile of sorted integers, computed exactly.
-
-    Rank h = (n - 1) * q / 100; the value is ``v[floor(h)] + (h - floor(h)) * (v[floor(h)+1] -
-    v[floor(h)])``, done in rational arithmetic so the only rounding is the final float.
-    """
-    rank = Fraction((len(ordered) - 1) * q, 100)
-    low = int(rank)
-    value = Fraction(int(ordered[low]))
-    if rank > low:
-        value += (rank - low) * (int(ordered[low + 1]) - int(ordered[low]))
-    return float(value)
-
-
 def _us(ns: float | None) -> float | None:
-    """Nanoseconds to microseconds without binary round-off: the float nearest ns / 1000."""
-    return None if ns is None else float(Decimal(repr(ns)) / 1000)
+    """Nanoseconds to microseconds without binary round-off: the float nearest ns / 1000.
+
+    An int divided by an int is correctly rounded in Python, so whole nanoseconds (every figure
+    but an interpolated percentile) take that quick route; the rest go through their decimal text.
+    """
+    if ns is None:
+        return None
+    if isinstance(ns, int):
+        return ns / 1000
+    if ns.is_integer() and abs(ns) < 2**53:
+        return int(ns) / 1000
+    return float(Decimal(repr(ns)) / 1000)
 
 
 def _count(n: int, one: str, many: str) -> str:

@@ -11,16 +11,16 @@ from __future__ import annotations
 
 import json
 import os
+import warnings
 from pathlib import Path
 
 from graphlab.errors import TraceError
-from graphlab.support.atomic import write_text_atomically
+from graphlab.support.atomic import atomic_writer, write_text_atomically
 
-from .chrome import chrome_trace_text
-from .events import EventTable
-from .fast_kineto import load_trace_fast
+from .chrome import chrome_trace_text, write_chrome_trace
+from .events import EventTable, TraceWarning, finite_json
 from .gaps import Summary, summarize
-from .kineto import read_json
+from .kineto import load_trace, read_json
 
 __all__ = ["Timeline"]
 
@@ -48,10 +48,23 @@ class Timeline(EventTable):
         return summarize(self)
 
     def save(self, path: str | os.PathLike) -> Path:
-        """Write :meth:`to_dict` as JSON to ``path`` atomically (temp file, then rename)."""
+        """Write :meth:`to_dict` as JSON to ``path`` atomically (temp file, then rename).
+
+        JSON has no NaN or infinity: such values in ``meta`` are written as null, with a
+        :class:`~graphlab.trace.events.TraceWarning`.
+        """
+        data = self.to_dict()
+        data["meta"], where = finite_json(data["meta"])
+        if where:
+            warnings.warn(
+                f"timeline meta holds NaN or infinity (at {', '.join(where)}), which JSON cannot "
+                "hold: written as null",
+                TraceWarning,
+                stacklevel=2,
+            )
         try:
-            text = json.dumps(self.to_dict(), separators=(",", ":"))
-        except TypeError as exc:
+            text = json.dumps(data, separators=(",", ":"), allow_nan=False)
+        except (TypeError, ValueError) as exc:
             raise TraceError(f"timeline meta is not JSON-serialisable: {exc}") from None
         return write_text_atomically(path, text, TraceError)
 
@@ -69,10 +82,10 @@ class Timeline(EventTable):
         ``src`` is a path (``.json`` or ``.json.gz``), an already parsed dict, or a finished
         ``torch.profiler.profile`` object. A graphlab timeline file is accepted too. Raises
         :class:`~graphlab.errors.TraceError` with advice when the input is not a usable trace.
-        A large trace file is read column-wise (:mod:`graphlab.trace.fast_kineto`), to the same
-        table.
+        A trace file is read column-wise (:mod:`graphlab.trace.kineto`), to the same table as
+        its parsed dict gives.
         """
-        return cls._of(load_trace_fast(src))
+        return cls._of(load_trace(src))
 
     def to_chrome_trace(self, path: str | os.PathLike | None = None) -> str | Path:
         """Export as a Chrome trace (the JSON Perfetto and chrome://tracing open).
@@ -83,7 +96,13 @@ class Timeline(EventTable):
         stream. The file loads back with :meth:`from_chrome_trace` to the same table.
         Returns the written path, or the JSON text when ``path`` is None.
         """
-        text = chrome_trace_text(self)
-        if path is None:
-            return text
-        return write_text_atomically(path, text, TraceError)
+        try:
+            if path is None:
+                return chrome_trace_text(self)
+            with atomic_writer(path, TraceError) as out:
+                write_chrome_trace(self, out)
+        except (TypeError, ValueError) as exc:
+            if isinstance(exc, TraceError):
+                raise
+            raise TraceError(f"timeline meta is not JSON-serialisable: {exc}") from None
+        return Path(path)

@@ -366,7 +366,7 @@ def _single_trace(track: Track, idx: np.ndarray, name: str | None) -> dict:
         "hoverlabel": {"bgcolor": COLOURS[track.group]},
     }
     if name is None:
-        trace["text"] = [track.names[c] for c in track.code[idx]]
+        trace["text"] = [html.escape(track.names[c]) for c in track.code[idx]]
     return trace
 
 

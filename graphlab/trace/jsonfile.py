@@ -1,0 +1,155 @@
+"""Reading a (gzipped) JSON file within the limits of size and memory, with one-line errors.
+
+:func:`read_bytes` brings a file's bytes into memory: it refuses a file larger than the caller's
+limit or than the memory available, and unpacks a gzip file while streaming, stopping as soon as
+it unpacks to more than the limit (a few kilobytes can unpack to gigabytes). :func:`parse_error`
+turns msgspec's complaint about the JSON into the one line a person needs, and
+:func:`python_json` parses with Python's own json module, for the two things it accepts that
+strict JSON does not: ``NaN`` and ``Infinity``.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import os
+import re
+import zlib
+from decimal import Decimal
+from pathlib import Path
+
+import msgspec
+
+from graphlab.errors import TraceError
+from graphlab.support.memory import describe_bytes, missing_bytes
+from graphlab.support.printable import printable
+
+__all__ = ["is_python_only", "parse_error", "python_json", "read_bytes"]
+
+# Numbers Python's json reads and writes, which strict JSON (and msgspec) does not know.
+PYTHON_ONLY_TOKENS = (b"NaN", b"Infinity", b"-Infinity")
+
+_GZIP_MAGIC = b"\x1f\x8b"
+_GZIP_SMALLEST = 18  # a 10-byte header, an empty deflate block and an 8-byte trailer
+_BLOCK = 1 << 20  # unpacked bytes read at a time
+_BYTE_AT = re.compile(r"\(byte (\d+)\)")
+
+
+def read_bytes(path: Path, limit: int, memory_factor: float, advice: str) -> bytes | bytearray:
+    """The bytes of ``path`` (unpacked if gzipped), refused above ``limit`` or the memory free.
+
+    ``memory_factor`` is how many times its size in memory the caller needs to work on the file;
+    ``advice`` says how to make a smaller one. Messages show the path :func:`printable`.
+    """
+    shown = printable(path)
+    if not path.exists():
+        raise TraceError(f"{shown}: no such file; {advice}")
+    if not path.is_file():
+        raise TraceError(f"{shown}: not a file (a folder?); pass the trace's .json file")
+    size = path.stat().st_size
+    if size == 0:
+        raise TraceError(f"{shown}: the file is empty; {advice}")
+    try:
+        with path.open("rb", buffering=0) as f:  # unbuffered: read() fills one bytes object
+            gzipped = f.read(2) == _GZIP_MAGIC
+            if not gzipped:
+                _check_size(shown, size, limit, memory_factor)
+                f.seek(0)
+                return f.read()
+            return _gunzip(shown, f, limit, memory_factor)
+    except OSError as exc:
+        reason = exc.strerror or exc
+        raise TraceError(f"{shown}: cannot be read ({reason}); check the file") from None
+
+
+def _check_size(path: str, size: int, limit: int, memory_factor: float, what: str = "") -> None:
+    """Refuse ``size`` bytes above ``limit``, or when working on them needs more memory than is
+    available. ``what`` says what the size is of (the file itself by default)."""
+    described = what.format(size=describe_bytes(size)) if what else describe_bytes(size)
+    if size > limit:
+        raise TraceError(
+            f"{path}: {described} is more than graphlab reads ({describe_bytes(limit)}): "
+            "profile fewer steps (torch.profiler.schedule with active=1..3) and export again"
+        )
+    short = missing_bytes(int(size * memory_factor))
+    if short:
+        needed, available = short
+        raise TraceError(
+            f"{path}: reading {described} needs about {describe_bytes(needed)} of memory and "
+            f"{describe_bytes(available)} is available: free some memory, or profile fewer steps "
+            "(torch.profiler.schedule with active=1..3)"
+        )
+
+
+def _gunzip(path: str, f, limit: int, memory_factor: float) -> bytearray:
+    """Unpack a gzip file, refusing it as soon as it unpacks to more than it may.
+
+    The gzip trailer states the unpacked size modulo 2**32; the real size is at least that, so a
+    stated size beyond the limit is refused before unpacking anything (a damaged file may state
+    anything: the message says so). The unpacked bytes grow in one buffer, never past the limit.
+    """
+    if f.seek(0, os.SEEK_END) < _GZIP_SMALLEST:
+        raise TraceError(f"{path}: the gzip file ends early (truncated?); export the trace again")
+    f.seek(-4, os.SEEK_END)
+    stated = int.from_bytes(f.read(4), "little")
+    trailer = "the {size} its gzip trailer says it unpacks to (if it is damaged, export it again)"
+    _check_size(path, stated, limit, memory_factor, trailer)
+    f.seek(0)
+    unpacked = bytearray()
+    try:
+        with gzip.GzipFile(fileobj=f) as unpacking:
+            while block := unpacking.read(min(_BLOCK, limit + 1 - len(unpacked))):
+                unpacked += block
+                if len(unpacked) > limit:
+                    _check_size(path, len(unpacked), limit, memory_factor, "over {size} unpacked")
+    except EOFError:
+        raise TraceError(
+            f"{path}: the gzip file ends early (truncated?); export the trace again"
+        ) from None
+    except (gzip.BadGzipFile, zlib.error) as exc:
+        raise TraceError(f"{path}: a damaged gzip file ({exc}); export the trace again") from None
+    _check_size(path, len(unpacked), limit, memory_factor, "{size} unpacked")
+    return unpacked
+
+
+def parse_error(path: str, data: bytes, exc: Exception, advice: str) -> TraceError:
+    """One line for msgspec's complaint about the JSON in ``data``."""
+    if isinstance(exc, RecursionError):
+        return TraceError(f"{path}: JSON nested too deeply to be a trace; {advice}")
+    message = str(exc)
+    if "truncated" in message:
+        return TraceError(f"{path}: ends early (truncated?); re-export the trace, {advice}")
+    if "UTF-8" in message:
+        return TraceError(f"{path}: not a text JSON file; {advice}")
+    at = _BYTE_AT.search(message)
+    position = int(at.group(1)) if at else 0
+    if position < len(data) and (data[position] >= 0x80 or data[position] < 0x09):
+        return TraceError(f"{path}: not a text JSON file; {advice}")
+    line = data.count(b"\n", 0, position) + 1
+    reason = _BYTE_AT.sub("", message.removeprefix("JSON is malformed: ")).strip()
+    return TraceError(
+        f"{path}: is not valid JSON ({reason}) at line {line}; re-export the trace, {advice}"
+    )
+
+
+def python_json(path: str, data: bytes, advice: str):
+    """Parse ``data`` with Python's json module, numbers with a fraction as Decimal."""
+    try:
+        return json.loads(data, parse_float=Decimal)
+    except json.JSONDecodeError as exc:
+        raise TraceError(
+            f"{path}: is not valid JSON ({exc.msg}) at line {exc.lineno}; re-export the trace, "
+            f"{advice}"
+        ) from None
+    except UnicodeDecodeError:
+        raise TraceError(f"{path}: not a text JSON file; {advice}") from None
+    except ValueError as exc:  # e.g. an integer with thousands of digits
+        raise TraceError(f"{path}: holds a value no trace has ({exc}); {advice}") from None
+    except RecursionError:
+        raise TraceError(f"{path}: JSON nested too deeply to be a trace; {advice}") from None
+
+
+def is_python_only(data: bytes, exc: msgspec.DecodeError) -> bool:
+    """Whether msgspec stopped at a NaN or Infinity, which only Python's json reads."""
+    at = _BYTE_AT.search(str(exc))
+    return bool(at) and data.startswith(PYTHON_ONLY_TOKENS, int(at.group(1)))
