@@ -27,6 +27,18 @@ def test_watch_cudagraphs_keeps_the_skip_lines_and_counts_the_skips():
     assert (logger.level, logger.handlers) == (level, handlers)
 
 
+def test_watch_cudagraphs_hears_a_logger_that_a_logging_config_disabled():
+    logger = logging.getLogger(experiments.CUDAGRAPHS_LOGGER)
+    logger.disabled = True  # what logging.config.dictConfig does to loggers it does not name
+    try:
+        with experiments.watch_cudagraphs() as calls:
+            logger.warning(SKIP)
+        assert calls.log == [SKIP]
+        assert logger.disabled
+    finally:
+        logger.disabled = False
+
+
 def test_watch_cudagraphs_puts_the_graph_methods_back_even_after_an_error():
     replay, capture_begin = torch.cuda.CUDAGraph.replay, torch.cuda.CUDAGraph.capture_begin
     with pytest.raises(ValueError), experiments.watch_cudagraphs():

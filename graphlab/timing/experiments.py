@@ -733,9 +733,12 @@ def watch_cudagraphs() -> Iterator[GraphCalls]:
 
     logger = logging.getLogger(CUDAGRAPHS_LOGGER)
     handler = _LogLines(calls.log)
-    level, propagate = logger.level, logger.propagate
+    level, propagate, disabled = logger.level, logger.propagate, logger.disabled
+    # A logging.config.dictConfig elsewhere in the process (Jupyter's, say) may have disabled
+    # every logger that existed then; the skip lines are warnings: make sure they reach us.
+    logger.disabled = False
     if not logger.isEnabledFor(logging.WARNING):
-        logger.setLevel(logging.WARNING)  # the skip lines are warnings; make sure they reach us
+        logger.setLevel(logging.WARNING)
     logger.addHandler(handler)
     logger.propagate = False  # kept here, not printed to stderr by torch's own handler too
     skips = counters["inductor"]["cudagraph_skips"]
@@ -746,7 +749,7 @@ def watch_cudagraphs() -> Iterator[GraphCalls]:
         cls.replay, cls.capture_begin = replay, capture_begin
         logger.removeHandler(handler)
         logger.setLevel(level)
-        logger.propagate = propagate
+        logger.propagate, logger.disabled = propagate, disabled
         calls.cudagraph_skips = counters["inductor"]["cudagraph_skips"] - skips
 
 
