@@ -236,6 +236,19 @@ def pair(value: Any, what: str) -> tuple[Any, Any]:
     return value[0], value[1]
 
 
+def graph_and_tensor(
+    value: Any, cuda: Any, function: str, second: str, label: str, into: str = "you captured into"
+) -> tuple[Any, torch.Tensor]:
+    """``function``'s result as ``(graph, tensor)``: a pair of a cuda.CUDAGraph and a tensor.
+
+    ``second`` names the tensor in the expected pair, ``label`` in the message about it.
+    """
+    graph, out = pair(value, f"{function} should return a pair (graph, {second})")
+    if not isinstance(graph, cuda.CUDAGraph):
+        fail(f"the first element should be the cuda.CUDAGraph {into}, not {type(graph).__name__}.")
+    return graph, tensor(out, f"the second element ({label})")
+
+
 def number(yours: Any, should: str) -> float:
     """``yours`` (a number or a one-element tensor) as a float; otherwise CheckFailed.
 

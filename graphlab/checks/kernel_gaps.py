@@ -8,7 +8,18 @@ import torch
 
 from graphlab.trace.timeline import Timeline
 
-from ._core import call, exercise, fail, fmt, live, not_fixed, number, pair, passed, same, tensor
+from ._core import (
+    call,
+    exercise,
+    fail,
+    fmt,
+    graph_and_tensor,
+    live,
+    not_fixed,
+    number,
+    passed,
+    same,
+)
 from ._observe import address, replay_kernels, shares_memory
 from ._sections import ACCUMULATE, CHAIN_EXERCISE, COPY_IN, KERNELS_EXERCISE, NOT_CHANGED, READING
 
@@ -46,16 +57,13 @@ def check_capture_chain(capture_chain: Callable) -> None:
     for n, size in CHAINS:
         static_x = torch.zeros(size, device=device)
         before = address(static_x)
-        graph, static_out = pair(
+        graph, static_out = graph_and_tensor(
             call(capture_chain, static_x, n, name="capture_chain"),
-            "capture_chain should return a pair (graph, static_out)",
+            cuda,
+            "capture_chain",
+            "static_out",
+            "static_out",
         )
-        if not isinstance(graph, cuda.CUDAGraph):
-            fail(
-                "the first element should be the cuda.CUDAGraph you captured into, not "
-                f"{type(graph).__name__}."
-            )
-        static_out = tensor(static_out, "the second element (static_out)")
         if address(static_x) != before:
             fail(
                 "capture_chain gave static_x other memory (static_x.data = ... or set_()): the "

@@ -20,7 +20,7 @@ from graphlab.support.capture_errors import first_cuda_error
 from graphlab.support.torch_internals import TorchDispatchMode
 from graphlab.timing.side_stream import side_stream
 
-from ._core import call, exercise, fail, fmt, live, pair, passed, same, tensor
+from ._core import call, exercise, fail, fmt, graph_and_tensor, live, passed, same
 from ._sections import FORK_JOIN, FORK_JOIN_EXERCISE, UNJOINED
 
 __all__ = ["check_fork_join"]
@@ -85,13 +85,9 @@ def check_fork_join(capture_fork_join: Callable) -> None:
     static_x = first.clone()
     with _CapturedOps(cuda) as seen:
         result = _captured(capture_fork_join, static_x, side)
-    graph, static_out = pair(result, "capture_fork_join should return a pair (graph, static_out)")
-    if not isinstance(graph, cuda.CUDAGraph):
-        fail(
-            "the first element should be the cuda.CUDAGraph you captured into, not "
-            f"{type(graph).__name__}."
-        )
-    static_out = tensor(static_out, "the second element (static_out)")
+    graph, static_out = graph_and_tensor(
+        result, cuda, "capture_fork_join", "static_out", "static_out"
+    )
     streams = _branch_streams(seen, side)
     for values in NEW_INPUTS:
         new = torch.tensor(values, device=device)

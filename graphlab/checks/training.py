@@ -9,7 +9,7 @@ import torch
 
 from graphlab.errors import CheckFailed
 
-from ._core import call, exercise, fail, live, pair, passed, tensor
+from ._core import call, exercise, fail, graph_and_tensor, live, passed
 from ._feedback import safe_repr
 from ._observe import address
 from ._sections import RECIPE
@@ -90,13 +90,9 @@ def check_captured_training(capture_step: Callable, make_optimizer: Callable) ->
     finally:
         hook.remove()
     _check_warm_up(steps_capturing)
-    graph, static_loss = pair(result, "capture_step should return a pair (graph, static_loss)")
-    if not isinstance(graph, cuda.CUDAGraph):
-        fail(
-            "the first element should be the cuda.CUDAGraph you captured the step into, not "
-            f"{type(graph).__name__}."
-        )
-    static_loss = tensor(static_loss, "the second element (the loss)")
+    graph, static_loss = graph_and_tensor(
+        result, cuda, "capture_step", "static_loss", "the loss", into="you captured the step into"
+    )
     if static_loss.numel() != 1:
         fail("the second element should be the loss tensor computed inside the capture.")
     if (address(static_x), address(static_y)) != memory:
