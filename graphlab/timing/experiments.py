@@ -76,12 +76,12 @@ from . import workloads
 from .compare import (
     BREAK_EVEN_COUNTS,
     Captured,
-    _host_time_us,
-    _profiled_timeline,
     capture,
     compare,
+    host_time_us,
     measure_cumulative_totals,
     profile_timelines,
+    profiled_timeline,
     require_gpu,
     spread,
 )
@@ -800,7 +800,7 @@ def _time_decoder_batch(
     samples: dict[tuple[str, str], list[float]] = {way: [] for way in plan}
     for _ in range(repeats):  # interleaved, so that drift affects every way alike
         for way, step in plan.items():
-            samples[way].append(_host_time_us(step, iterations))
+            samples[way].append(host_time_us(step, iterations))
     rows = []
     for (mode, how), times in samples.items():
         median, p10, p90 = spread(times)
@@ -859,7 +859,7 @@ def profile_decoder(steps: Mapping[str, Callable[[int], Any]], iterations: int =
 
     Never time from these: the profiler slows the host's launches down.
     """
-    timelines = {name: _profiled_timeline(step, iterations) for name, step in steps.items()}
+    timelines = {name: profiled_timeline(step, iterations) for name, step in steps.items()}
     silent = [name for name, timeline in timelines.items() if not timeline.is_gpu.any()]
     if silent:
         raise GraphlabError(
