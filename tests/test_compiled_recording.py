@@ -70,17 +70,18 @@ def test_load_compiled_refuses_what_is_not_its_recording(tmp_path, content, word
 def test_log_lines_keep_paths_relative_to_the_project_and_site_packages():
     import logging
 
-    from graphlab.timing.experiments import _PROJECT_ROOT, _LogLines
+    from graphlab.timing.experiments.torch_compile import _PROJECT_ROOT, _LogLines
 
     lines: list[str] = []
     message = (
-        f'File "{_PROJECT_ROOT}graphlab/timing/experiments.py", line 904, in reads_cpu_tensor; '
+        f'File "{_PROJECT_ROOT}graphlab/timing/experiments/torch_compile.py", '
+        "line 904, in reads_cpu_tensor; "
         'File "/opt/venv/lib/python3.12/site-packages/torch/_inductor/cudagraph_utils.py"'
     )
     _LogLines(lines).emit(
         logging.LogRecord("cudagraphs", logging.WARNING, "", 0, message, None, None)
     )
     assert lines == [
-        'File "graphlab/timing/experiments.py", line 904, in reads_cpu_tensor; '
+        'File "graphlab/timing/experiments/torch_compile.py", line 904, in reads_cpu_tensor; '
         'File "torch/_inductor/cudagraph_utils.py"'
     ]

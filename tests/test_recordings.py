@@ -23,12 +23,12 @@ from graphlab.cli import recordings as recordings_command
 from graphlab.errors import GraphlabError, NeedsGPUError, RecordingError
 from graphlab.timing.experiments import (
     Experiment,
-    _Phases,
     experiments,
     record,
     select,
     write_recording,
 )
+from graphlab.timing.experiments.recorder import _Phases
 from graphlab.timing.recordings import (
     RECORDINGS_DIR,
     SCHEMA,

@@ -24,7 +24,7 @@ import torch
 
 from graphlab.backend import backend
 from graphlab.errors import TraceError
-from graphlab.timing.side_stream import side_stream
+from graphlab.timing.side_stream import capture_on_side_stream
 from graphlab.trace.events import GRAPH_LAUNCH_CALLS, call_name
 from graphlab.trace.timeline import Timeline
 
@@ -104,16 +104,7 @@ def warmed_capture(fn: Callable[[], Any], *, pool: Any = None, warmups: int = 2)
         # The CPU emulator's one-time notes on where it differs from a GPU (streams run serially,
         # pools are not reused) are about the learner's code, not the checker's own capture.
         warnings.filterwarnings("ignore", message="graphlab CPU emulator differs")
-        side = side_stream(cuda)
-        side.wait_stream(cuda.current_stream())
-        with cuda.stream(side):
-            for _ in range(warmups):
-                fn()
-        cuda.current_stream().wait_stream(side)
-        graph = cuda.CUDAGraph()
-        with cuda.graph(graph, pool=pool, stream=side):
-            out = fn()
-    return graph, out
+        return capture_on_side_stream(cuda, fn, warmups=warmups, pool=pool)
 
 
 def replay_kernels(graph: Any) -> int | None:

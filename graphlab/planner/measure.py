@@ -27,7 +27,7 @@ import numpy as np
 
 from graphlab.errors import NeedsGPUError, PlannerError
 
-from ..timing.compare import _event_time_us, capture
+from ..timing.compare import capture, event_time_us
 from .inputs import COST_FIELDS, CostTable
 
 __all__ = ["MODELS", "measure_costs", "parse_sizes"]
@@ -155,10 +155,10 @@ def measure_costs(
         rows["graph_mib"].append((torch.cuda.memory_reserved(device) - before) / MIB)
         rows["capture_s"].append(captured.capture_us / 1e6)
         rows["replay_us"].append(
-            float(np.median([_event_time_us(captured.replay, iterations) for _ in range(repeats)]))
+            float(np.median([event_time_us(captured.replay, iterations) for _ in range(repeats)]))
         )
         rows["eager_us"].append(
-            float(np.median([_event_time_us(captured.eager, iterations) for _ in range(repeats)]))
+            float(np.median([event_time_us(captured.eager, iterations) for _ in range(repeats)]))
         )
         del captured, fn, inputs
         gc.collect()

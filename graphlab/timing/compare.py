@@ -57,8 +57,11 @@ __all__ = [
     "Captured",
     "capture",
     "compare",
+    "event_time_us",
+    "host_time_us",
     "measure_cumulative_totals",
     "profile_timelines",
+    "profiled_timeline",
     "require_gpu",
     "spread",
 ]
@@ -152,8 +155,8 @@ def profile_timelines(captured: Captured, iterations: int = 2) -> dict[str, Time
     """
     _check_count("iterations", iterations)
     timelines = {
-        "eager": _profiled_timeline(captured.eager, iterations),
-        "graph": _profiled_timeline(captured.replay, iterations),
+        "eager": profiled_timeline(captured.eager, iterations),
+        "graph": profiled_timeline(captured.replay, iterations),
     }
     for mode, timeline in timelines.items():
         if not timeline.is_gpu.any():
@@ -202,7 +205,7 @@ def compare(
     require_gpu("graphlab.compare")
     captured = capture(fn, *inputs, warmup=warmup)
     fresh = [tuple(x.clone() for x in inputs) for _ in range(FRESH_INPUT_SETS)]
-    first_replay_us = _event_time_us(captured.replay, 1)
+    first_replay_us = event_time_us(captured.replay, 1)
     samples = _time_loops(captured, fresh, repeats, iterations)
     timelines = profile_timelines(captured, profile_iterations) if profile else None
     return _comparison(captured, first_replay_us, samples, repeats, iterations, timelines)
@@ -340,8 +343,14 @@ def _capture(
     return graph, out, (time.perf_counter_ns() - start) / 1e3
 
 
-def _event_time_us(step: Callable[[int], Any], iterations: int) -> float:
-    """GPU time per iteration of ``step(0..iterations-1)``, between two CUDA events, in µs."""
+def event_time_us(step: Callable[[int], Any], iterations: int) -> float:
+    """GPU time per iteration of ``step(0..iterations-1)``, between two CUDA events, in µs.
+
+    The loop starts on an idle GPU and runs without a synchronize between iterations, as a real
+    loop does; the events are read once the GPU has passed the end one. This is the steady-state
+    clock of :func:`compare` (``eager_us``, ``replay_us``, ``first_replay_us``); ``step`` gets the
+    iteration index. Needs a CUDA GPU.
+    """
     import torch
 
     start = torch.cuda.Event(enable_timing=True)
@@ -357,8 +366,14 @@ def _event_time_us(step: Callable[[int], Any], iterations: int) -> float:
     return start.elapsed_time(end) * 1e3 / iterations
 
 
-def _host_time_us(step: Callable[[int], Any], iterations: int) -> float:
-    """Host-clock time per iteration from an idle GPU until all the loop's work has finished."""
+def host_time_us(step: Callable[[int], Any], iterations: int) -> float:
+    """Host-clock time per iteration of ``step(0..iterations-1)``, in µs, from an idle GPU until
+    all the loop's work has finished.
+
+    The end-to-end clock of :func:`compare`: it counts everything the host pays (input copies,
+    output clones, launches) as well as the GPU's work. ``step`` gets the iteration index. Needs a
+    CUDA GPU.
+    """
     import torch
 
     torch.cuda.synchronize()
@@ -381,11 +396,11 @@ def _time_loops(
     import torch
 
     loops = {
-        "eager": (_event_time_us, captured.eager),
-        "replay": (_event_time_us, captured.replay),
-        "eager_e2e": (_host_time_us, lambda i: captured.fn(*fresh[i % FRESH_INPUT_SETS])),
+        "eager": (event_time_us, captured.eager),
+        "replay": (event_time_us, captured.replay),
+        "eager_e2e": (host_time_us, lambda i: captured.fn(*fresh[i % FRESH_INPUT_SETS])),
         "replay_e2e": (
-            _host_time_us,
+            host_time_us,
             lambda i: captured.replay_with(fresh[i % FRESH_INPUT_SETS]),
         ),
     }
@@ -471,12 +486,13 @@ def _graph_totals(
     return totals
 
 
-def _profiled_timeline(step: Callable[[int], Any], iterations: int) -> Timeline:
-    """A Timeline of ``iterations`` back-to-back calls of ``step`` under torch.profiler.
+def profiled_timeline(step: Callable[[int], Any], iterations: int) -> Timeline:
+    """A Timeline of ``iterations`` back-to-back calls of ``step(i)`` under torch.profiler.
 
     The calls run as in the timed loops: no synchronize between them, one at the end, so the
     timeline shows the same gaps the timings measured. A profiler schedule first runs the same
     loop once and discards it, so the profiler is fully started before the loop that is kept.
+    Never time from it: the profiler slows the host's launches down. Needs a CUDA GPU.
     """
     import torch
     from torch.profiler import ProfilerActivity, schedule

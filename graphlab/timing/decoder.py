@@ -39,7 +39,7 @@ padding row to itself), and what the graph writes into them means nothing.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -48,7 +48,7 @@ import torch
 from graphlab.backend import cuda_module
 from graphlab.errors import GraphlabError
 
-from .side_stream import side_stream
+from .side_stream import capture_on_side_stream
 
 __all__ = [
     "ATTENTION",
@@ -246,24 +246,6 @@ def _attend(q, k, v, hidden: torch.Tensor) -> torch.Tensor:
     return scores.softmax(dim=-1) @ v
 
 
-def _capture(cuda: Any, fn: Callable[[], Any], pool: Any) -> tuple[Any, Any]:
-    """Warm ``fn`` up on graphlab's side stream, then capture ``fn()`` on that stream.
-
-    Capturing on the warmed-up stream keeps its cuBLAS workspace, made during the warm-up, out of
-    the graph's pool. Returns the graph and what ``fn`` returned (the tensors each replay writes).
-    """
-    stream = side_stream(cuda)
-    stream.wait_stream(cuda.current_stream())
-    with cuda.stream(stream):
-        for _ in range(WARMUP):
-            fn()
-    cuda.current_stream().wait_stream(stream)
-    graph = cuda.CUDAGraph()
-    with cuda.graph(graph, pool=pool, stream=stream):
-        out = fn()
-    return graph, out
-
-
 class FullGraph:
     """The whole layer in one graph, for batches of up to ``size`` tokens.
 
@@ -284,8 +266,11 @@ class FullGraph:
         self.static_x = torch.zeros(size, layer.hidden, device=layer.device)
         # A valid batch to capture with: one prompt filling the bucket.
         self.static_metadata = metadata([size]).to(layer.device)
-        self._graph, self.static_out = _capture(
-            cuda, lambda: layer.forward_masked(self.static_x, self.static_metadata), pool
+        self._graph, self.static_out = capture_on_side_stream(
+            cuda,
+            lambda: layer.forward_masked(self.static_x, self.static_metadata),
+            warmups=WARMUP,
+            pool=pool,
         )
         self.pool = self._graph.pool()
         self.replays = 0
@@ -328,11 +313,14 @@ class PiecewiseGraphs:
         self.static_x = torch.zeros(size, layer.hidden, device=layer.device)
         self.static_attention = torch.zeros(size, layer.hidden, device=layer.device)
         self.pool = cuda.graph_pool_handle() if pool is None else pool
-        before, self.static_qkv = _capture(
-            cuda, lambda: layer.before_attention(self.static_x), self.pool
+        before, self.static_qkv = capture_on_side_stream(
+            cuda, lambda: layer.before_attention(self.static_x), warmups=WARMUP, pool=self.pool
         )
-        after, self.static_out = _capture(
-            cuda, lambda: layer.after_attention(self.static_x, self.static_attention), self.pool
+        after, self.static_out = capture_on_side_stream(
+            cuda,
+            lambda: layer.after_attention(self.static_x, self.static_attention),
+            warmups=WARMUP,
+            pool=self.pool,
         )
         self._graphs = (before, after)
         self.replays = 0

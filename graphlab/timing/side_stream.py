@@ -9,14 +9,18 @@ that makes a fresh stream on every run leaves a new workspace behind on each of 
 reserved memory climbs by about 1 GiB before it levels off. A workshop reruns the same notebook
 cells in one kernel, so graphlab's helpers share a single side stream per device instead and hold
 a single workspace.
+
+:func:`capture_on_side_stream` is the usual pattern on that stream: warm a step up there, then
+capture it there.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from functools import cache
 from typing import Any
 
-__all__ = ["side_stream"]
+__all__ = ["capture_on_side_stream", "side_stream"]
 
 
 def side_stream(cuda: Any) -> Any:
@@ -33,3 +37,28 @@ def side_stream(cuda: Any) -> Any:
 def _stream(cuda: Any, device: int) -> Any:
     # side_stream passes the current device, so the stream is made on the device it is cached for.
     return cuda.Stream()
+
+
+def capture_on_side_stream(
+    cuda: Any, fn: Callable[[], Any], *, warmups: int, pool: Any = None
+) -> tuple[Any, Any]:
+    """``(graph, fn())``: ``fn`` run ``warmups`` times on the side stream, then captured there.
+
+    ``cuda`` is ``torch.cuda`` or the emulator; ``pool`` is the memory pool to capture into (a new
+    one by default). Warming up creates what ``fn`` initialises lazily (cuBLAS handles and
+    workspaces, allocator blocks) before capture, where it must not happen, as ``torch.cuda.graph``
+    asks. Capturing on the warmed-up stream keeps its cuBLAS workspace, made during the warm-up,
+    out of the graph's pool, and lets graphs that share a pool share it well. The side stream is
+    joined back into the caller's stream before the capture, so nothing is left running on it.
+    Returns the graph and what ``fn`` returned inside the capture (the tensors each replay writes).
+    """
+    stream = side_stream(cuda)
+    stream.wait_stream(cuda.current_stream())
+    with cuda.stream(stream):
+        for _ in range(warmups):
+            fn()
+    cuda.current_stream().wait_stream(stream)
+    graph = cuda.CUDAGraph()
+    with cuda.graph(graph, pool=pool, stream=stream):
+        out = fn()
+    return graph, out
