@@ -12,6 +12,7 @@ import textwrap
 __all__ = [
     "CaptureError",
     "CheckFailed",
+    "GraphUpdateError",
     "GraphlabError",
     "NeedsGPUError",
     "PlannerError",
@@ -51,6 +52,18 @@ class CaptureError(GraphlabError, RuntimeError):
     def __init__(self, message: str, cuda_error: str | None = None):
         super().__init__(message)
         self.cuda_error = cuda_error
+
+
+class GraphUpdateError(GraphlabError, RuntimeError):
+    """An executable graph could not be changed in place (``cudaGraphExecUpdate`` refused it).
+
+    ``reason`` names CUDA's verdict (for example ``cudaGraphExecUpdateErrorTopologyChanged``);
+    the graph that was to be updated is left as it was.
+    """
+
+    def __init__(self, message: str, reason: str | None = None):
+        super().__init__(message)
+        self.reason = reason
 
 
 class CheckFailed(GraphlabError, AssertionError):

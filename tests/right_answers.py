@@ -19,6 +19,7 @@ import torch
 from wrong_answers import adam, capture_all, capture_only, warm_up
 
 from graphlab import DEVICE, cuda
+from graphlab.editing import update_graph
 from graphlab.timing.decoder import describe
 
 # --- lesson 00 ----------------------------------------------------------------------------------
@@ -302,6 +303,29 @@ def dispatch_by_search(graphs, layer, x, seq_lens):
     return layer.forward(x, seq_lens)
 
 
+def repoint(graph, fn, new_x):
+    source = cuda.CUDAGraph(keep_graph=True)
+    with cuda.graph(source):
+        out = fn(new_x)
+    update_graph(graph, source)
+    return out, source
+
+
+def repoint_by_hand(graph, fn, new_x):
+    """Warm up and capture on a stream of one's own, with capture_begin/capture_end."""
+    side = cuda.Stream()
+    side.wait_stream(cuda.current_stream())
+    with cuda.stream(side):
+        fn(new_x)
+        source = cuda.CUDAGraph(keep_graph=True)
+        source.capture_begin()
+        out = fn(new_x)
+        source.capture_end()
+    cuda.current_stream().wait_stream(side)
+    update_graph(graph, source)
+    return [out, source]
+
+
 def line(text: str) -> str:
     """The regular expression of exactly this success line."""
     return re.escape(f"PASSED {text}") + r"\n"
@@ -393,6 +417,11 @@ SUCCESS = {
     ),
     # the steady call and the call split into partitions
     "check_compiled_replays": line("calls that really replayed, of 8: yours 2 vs expected 2"),
+    # a replay on new_x, then one after new_x changed in place
+    "check_repoint": line(
+        "replays of the given graph that computed fn(new_x) from new_x's memory: yours 2 vs "
+        "expected 2"
+    ),
 }
 
 # (checker, answer or answers): the reference solution, then another correct way
@@ -428,4 +457,6 @@ RIGHT = [
     ("check_dispatch", dispatch_by_search),
     ("check_compiled_replays", replayed),
     ("check_compiled_replays", replayed_by_the_log),
+    ("check_repoint", repoint),
+    ("check_repoint", repoint_by_hand),
 ]

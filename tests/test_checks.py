@@ -45,6 +45,7 @@ LESSONS = {
     "check_matching_replays": "13_nccl",
     "check_dispatch": "11_full_vs_piecewise",
     "check_compiled_replays": "10_torch_compile",
+    "check_repoint": "12_changing_a_graph",
 }
 on_emulator = pytest.mark.skipif(backend().is_cuda, reason="about the CPU emulator")
 
@@ -205,6 +206,7 @@ FIRST_CALLED = {
     "check_matching_replays": "hangs",
     "check_dispatch": "dispatch",
     "check_compiled_replays": "replayed",
+    "check_repoint": "repoint",
 }
 
 

@@ -30,6 +30,7 @@ LESSONS = [
     "09_multi_stream.ipynb",
     "10_torch_compile.ipynb",
     "11_full_vs_piecewise.ipynb",
+    "12_changing_a_graph.ipynb",
     "13_nccl.ipynb",
 ]
 

@@ -37,6 +37,7 @@ COURSE = [
     ("09_multi_stream.ipynb", "Multi-stream capture"),
     ("10_torch_compile.ipynb", "torch.compile's CUDA graphs"),
     ("11_full_vs_piecewise.ipynb", "Full vs piecewise graphs"),
+    ("12_changing_a_graph.ipynb", "Changing a graph without recapture"),
     ("13_nccl.ipynb", "NCCL and multiple GPUs"),
 ]
 

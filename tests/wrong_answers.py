@@ -15,6 +15,7 @@ import numpy as np
 import torch
 
 from graphlab import DEVICE, cuda
+from graphlab.editing import update_graph
 from graphlab.timing.decoder import describe
 
 # --- lesson 00: busy fraction ------------------------------------------------------------------
@@ -701,6 +702,54 @@ def hangs_at_positions(replays):
     return {}
 
 
+# ---------------------------------------------------------------------------- 12
+
+
+def _kept_capture(fn, new_x, keep_graph=True):
+    source = cuda.CUDAGraph(keep_graph=keep_graph)
+    with cuda.graph(source):
+        out = fn(new_x)
+    return source, out
+
+
+def repoint_without_update(graph, fn, new_x):
+    """Captures and replays a graph of its own: the given graph is left as it was."""
+    source, out = _kept_capture(fn, new_x)
+    source.replay()
+    return out, source
+
+
+def repoint_not_kept(graph, fn, new_x):
+    source, out = _kept_capture(fn, new_x, keep_graph=False)
+    update_graph(graph, source)
+    return out, source
+
+
+def repoint_by_recapture(graph, fn, new_x):
+    graph.reset()
+    with cuda.graph(graph):
+        out = fn(new_x)
+    return out, graph
+
+
+def repoint_returns_a_copy(graph, fn, new_x):
+    source, out = _kept_capture(fn, new_x)
+    update_graph(graph, source)
+    return out.clone(), source
+
+
+def repoint_one_more_op(graph, fn, new_x):
+    source, out = _kept_capture(lambda x: fn(x) * 1, new_x)
+    update_graph(graph, source)
+    return out, source
+
+
+def repoint_output_only(graph, fn, new_x):
+    source, out = _kept_capture(fn, new_x)
+    update_graph(graph, source)
+    return out
+
+
 WRONG = [
     # 00
     ("check_busy_fraction", constant(0.5), "the same answer, 0.5, for two different timelines"),
@@ -822,4 +871,11 @@ WRONG = [
     ("check_compiled_replays", replayed_without_counting_replays, "No replay means False"),
     ("check_compiled_replays", replayed_exactly_once, "one per partition"),
     ("check_compiled_replays", constant("yes"), "should return True or False, not 'yes'"),
+    # 12
+    ("check_repoint", repoint_without_update, "still wrote its own output"),
+    ("check_repoint", repoint_not_kept, "The source graph's nodes are gone"),
+    ("check_repoint", repoint_by_recapture, "captured into the graph it was given"),
+    ("check_repoint", repoint_returns_a_copy, "return that tensor itself (not a copy"),
+    ("check_repoint", repoint_one_more_op, "CU_GRAPH_EXEC_UPDATE_ERROR_TOPOLOGY_CHANGED"),
+    ("check_repoint", repoint_output_only, "should return a pair (out, source)"),
 ]

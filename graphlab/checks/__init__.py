@@ -28,15 +28,17 @@ lesson                  checkers
 07 training             :func:`check_captured_training`
 08 memory               :func:`check_shared_pool`
 09 multi-stream         :func:`check_fork_join`
-13 NCCL                 :func:`check_matching_replays`
-11 full vs piecewise    :func:`check_dispatch`
 10 torch.compile        :func:`check_compiled_replays`
+11 full vs piecewise    :func:`check_dispatch`
+12 changing a graph     :func:`check_repoint`
+13 NCCL                 :func:`check_matching_replays`
 ======================  ====================================================================
 """
 
 from .compiled import check_compiled_replays
 from .does_it_pay import check_break_even
 from .dynamic_shapes import check_padding_waste, check_run_padded
+from .graph_update import check_repoint
 from .kernel_gaps import check_capture_chain, check_kernels_per_replay
 from .memory import check_shared_pool
 from .multi_stream import check_fork_join
@@ -61,6 +63,7 @@ __all__ = [
     "check_matching_replays",
     "check_padding_waste",
     "check_replay_with_new_inputs",
+    "check_repoint",
     "check_reproducible_replays",
     "check_run_padded",
     "check_shared_pool",

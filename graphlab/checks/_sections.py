@@ -39,5 +39,9 @@ MATCHING = Section("13_nccl", 4, "Why a mismatched replay hangs")
 # 11 full vs piecewise
 MAKE_UP = Section("11_full_vs_piecewise", 3, "A full graph: the make-up as data")
 DISPATCHER = Section("11_full_vs_piecewise", 5, "A dispatcher and its key")
+# 12 changing a graph
+UPDATE = Section("12_changing_a_graph", 2, "Update the executable graph from another capture")
+UPDATE_REFUSED = Section("12_changing_a_graph", 3, "What an update refuses")
+REPOINT_EXERCISE = Section("12_changing_a_graph", 6, "Exercise: point a graph at a new input")
 
 ALL = tuple(value for value in dict(globals()).values() if isinstance(value, Section))

@@ -61,6 +61,7 @@ class Capture:
         self.work = {origin: 0}
         self.seen = {origin: {}}
         self.steps: list[tuple] = []
+        self.kernels: list[str] = []  # the aten op of each step: what a GPU would run as a kernel
         self.binder = Binder()
         self.new_storages: dict[int, torch.Tensor] = {}  # data_ptr -> a tensor using it
         self.constants: set[int] = set()  # storage ids of constants made in the block
@@ -176,6 +177,7 @@ class Capture:
         if step is not None:
             call, step_args, step_kwargs = step
             self.steps.append((call, *self.binder.bind((step_args, step_kwargs), func)))
+            self.kernels.append(str(func))
         self.work[state.current] += 1
         return out
 

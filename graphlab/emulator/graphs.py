@@ -12,6 +12,7 @@ the program still holds that memory (see :mod:`graphlab.emulator.storages`).
 from __future__ import annotations
 
 import inspect
+import warnings
 
 import torch
 
@@ -21,12 +22,22 @@ from . import state, streams
 from .capture import Capture
 from .differences import warn_once
 from .pools import get_pool, new_pool
-from .storages import CapturedInputs, freed_input_error, warn_freed
+from .storages import CapturedInputs, FreedInputWarning, freed_input_error, warn_freed
 from .streams import Stream, default_stream, synchronize
 
 __all__ = ["CUDAGraph", "graph", "is_current_stream_capturing"]
 
 _MODES = ("global", "thread_local", "relaxed")
+_NO_HANDLES = (
+    "The CPU emulator has no cudaGraph_t or cudaGraphExec_t to hand out: list and change a "
+    "graph with graphlab.editing (graph_nodes, update_graph, set_kernel_node), which work on "
+    "the emulator and on a GPU."
+)
+_SOURCE_RESET = (
+    "This graph was updated from a graph that has since been reset: its replay reads and writes "
+    "memory that graph's pool no longer holds. On a GPU that memory may already belong to other "
+    "tensors; keep the source graph alive while the updated graph replays."
+)
 # torch 2.13 added check_input_liveness; the emulator takes it where the installed torch does.
 _HAS_LIVENESS_CHECK = "check_input_liveness" in inspect.signature(torch.cuda.graph).parameters
 
@@ -52,7 +63,11 @@ class CUDAGraph:
     """
 
     def __init__(self, keep_graph: bool = False):
+        self._keep_graph = bool(keep_graph)  # keep the recording for graphlab.editing
+        self._instantiated = False  # whether the "executable graph" exists (see instantiate)
+        self._updated_from = None  # the graph whose memory an update pointed this one at
         self._steps = None  # the recorded (callable, args, kwargs) once captured
+        self._kernels = ()  # the aten op of each step, as a GPU graph's kernel nodes
         self._held = ()  # storages allocated during capture: the graph's share of its pool
         self._inputs = None  # the memory it uses that its capture did not allocate
         self._check_liveness = False
@@ -112,11 +127,39 @@ class CUDAGraph:
         if unjoined:
             raise cap.unjoined_error(unjoined)
         self._steps = cap.steps
+        self._kernels = tuple(cap.kernels)
+        # As in torch: capture_end() instantiates at once unless the graph is kept.
+        self._instantiated = not self._keep_graph
         self._held = tuple(t.untyped_storage() for t in cap.new_storages.values())
         self._inputs = CapturedInputs(cap.binder, cap.constants)
 
     def instantiate(self) -> None:
-        """Nothing to do: the emulator replays its recording directly."""
+        """Build the executable graph of a kept graph; the emulator replays its recording as is."""
+        if self._steps is None:
+            raise CaptureError("instantiate() needs a captured graph: capture it first.")
+        self._instantiated = True
+
+    def raw_cuda_graph(self):
+        """Refuse as torch does; past that, say that the emulator has no CUDA handles."""
+        if not self._keep_graph:
+            raise CaptureError(
+                "You cannot access the raw cudaGraph_t instance unless CUDAGraph was "
+                "initialized with keep_graph=true"
+            )
+        if self._steps is None:
+            raise CaptureError(
+                "You cannot access the raw cudaGraph_t instance until capture_end() has been called"
+            )
+        raise CaptureError(_NO_HANDLES)
+
+    def raw_cuda_graph_exec(self):
+        """Refuse as torch does; past that, say that the emulator has no CUDA handles."""
+        if self._steps is None or not self._instantiated:
+            raise CaptureError(
+                "You cannot access the raw cudaGraphExec_t instance until instantiate() has "
+                "been called"
+            )
+        raise CaptureError(_NO_HANDLES)
 
     def replay(self) -> None:
         """Re-run every recorded operation, in order, on the captured memory."""
@@ -125,6 +168,9 @@ class CUDAGraph:
                 "Called CUDAGraph.replay() without a preceding successful capture: capture "
                 "first, e.g. `with cuda.graph(g): out = fn(static_input)`."
             )
+        self._instantiated = True  # as torch: a kept graph's first replay instantiates it
+        if self._updated_from is not None and self._updated_from._steps is None:
+            warnings.warn(_SOURCE_RESET, FreedInputWarning, stacklevel=2)
         freed = self._inputs.freed()
         if freed:
             if self._check_liveness:
@@ -139,6 +185,9 @@ class CUDAGraph:
     def reset(self) -> None:
         """Drop the recording and release this graph's hold on its pool's storages."""
         self._steps = None
+        self._kernels = ()
+        self._instantiated = False
+        self._updated_from = None
         self._held = ()
         self._inputs = None
 

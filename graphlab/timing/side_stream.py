@@ -40,16 +40,18 @@ def _stream(cuda: Any, device: int) -> Any:
 
 
 def capture_on_side_stream(
-    cuda: Any, fn: Callable[[], Any], *, warmups: int, pool: Any = None
+    cuda: Any, fn: Callable[[], Any], *, warmups: int, pool: Any = None, keep_graph: bool = False
 ) -> tuple[Any, Any]:
     """``(graph, fn())``: ``fn`` run ``warmups`` times on the side stream, then captured there.
 
     ``cuda`` is ``torch.cuda`` or the emulator; ``pool`` is the memory pool to capture into (a new
-    one by default). Warming up creates what ``fn`` initialises lazily (cuBLAS handles and
-    workspaces, allocator blocks) before capture, where it must not happen, as ``torch.cuda.graph``
-    asks. Capturing on the warmed-up stream keeps its cuBLAS workspace, made during the warm-up,
-    out of the graph's pool, and lets graphs that share a pool share it well. The side stream is
-    joined back into the caller's stream before the capture, so nothing is left running on it.
+    one by default); ``keep_graph=True`` keeps the captured graph's nodes for
+    :mod:`graphlab.editing` (torch 2.8+) and leaves the graph to be instantiated later. Warming
+    up creates what ``fn`` initialises lazily (cuBLAS handles and workspaces, allocator blocks)
+    before capture, where it must not happen, as ``torch.cuda.graph`` asks. Capturing on the
+    warmed-up stream keeps its cuBLAS workspace, made during the warm-up, out of the graph's
+    pool, and lets graphs that share a pool share it well. The side stream is joined back into
+    the caller's stream before the capture, so nothing is left running on it.
     Returns the graph and what ``fn`` returned inside the capture (the tensors each replay writes).
     """
     stream = side_stream(cuda)
@@ -58,7 +60,8 @@ def capture_on_side_stream(
         for _ in range(warmups):
             fn()
     cuda.current_stream().wait_stream(stream)
-    graph = cuda.CUDAGraph()
+    # torch before 2.8 takes no keep_graph argument at all: pass it only when asked for.
+    graph = cuda.CUDAGraph(keep_graph=True) if keep_graph else cuda.CUDAGraph()
     with cuda.graph(graph, pool=pool, stream=stream):
         out = fn()
     return graph, out

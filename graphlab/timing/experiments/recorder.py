@@ -24,7 +24,13 @@ from ..recordings import RECORDINGS_DIR, SCHEMA, check_recording
 from .experiment import Experiment
 from .plan import experiments, lesson_of, select
 
-__all__ = ["measure_experiment", "record", "writable_folder", "write_recording"]
+__all__ = [
+    "load_own_schema",
+    "measure_experiment",
+    "record",
+    "writable_folder",
+    "write_recording",
+]
 
 
 def measure_experiment(experiment: Experiment) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -76,6 +82,26 @@ def writable_folder(directory: str | os.PathLike) -> Path:
     if not os.access(folder, os.W_OK):
         raise RecordingError(f"cannot write recordings into {folder}: permission denied")
     return folder
+
+
+def load_own_schema(path: Path, schema: str, keys: Sequence[str], how: str) -> dict[str, Any]:
+    """A lesson's recording of its own ``schema`` at ``path``, checked to hold ``keys``.
+
+    ``how`` says how to write it on a GPU (a function to call); every failure is one
+    RecordingError that says so.
+    """
+    if not path.is_file():
+        raise RecordingError(f"no recording {path.name} in {path.parent.name}/ yet; {how}")
+    try:
+        data = json.loads(path.read_text())
+    except (OSError, ValueError) as exc:
+        raise RecordingError(f"no readable recording {path.name} ({exc}); {how}") from None
+    if not isinstance(data, dict) or data.get("schema") != schema:
+        raise RecordingError(f"{path.name} is not a {schema} recording; record it again")
+    missing = [k for k in keys if k not in data]
+    if missing:
+        raise RecordingError(f"{path.name} lacks {', '.join(missing)}; record it again")
+    return data
 
 
 def record(

@@ -40,7 +40,7 @@ from .. import workloads
 from ..compare import capture, require_gpu
 from ..machine import machine_meta
 from ..recordings import RECORDINGS_DIR
-from .recorder import writable_folder
+from .recorder import load_own_schema, writable_folder
 
 __all__ = [
     "COMPILED_DIR",
@@ -330,21 +330,6 @@ def load_compiled(directory: str | os.PathLike | None = None) -> dict[str, Any]:
     """The bundled ``compiled_mlp_l16_w64_b4.json`` recording, checked; RecordingError if it is
     missing or not one."""
     path = Path(directory if directory is not None else COMPILED_DIR) / f"{COMPILED_NAME}.json"
-    if not path.is_file():
-        raise RecordingError(
-            f"no recording {path.name} in {path.parent.name}/ yet; on a GPU, write it with "
-            "graphlab.timing.experiments.record_compiled()"
-        )
-    try:
-        data = json.loads(path.read_text())
-    except (OSError, ValueError) as exc:
-        raise RecordingError(
-            f"no readable recording {path.name} ({exc}); on a GPU, write it with "
-            "graphlab.timing.experiments.record_compiled()"
-        ) from None
-    if not isinstance(data, dict) or data.get("schema") != COMPILED_SCHEMA:
-        raise RecordingError(f"{path.name} is not a {COMPILED_SCHEMA} recording; record it again")
-    missing = [k for k in ("meta", "experiment", "timings", "steady", "variants") if k not in data]
-    if missing:
-        raise RecordingError(f"{path.name} lacks {', '.join(missing)}; record it again")
-    return data
+    keys = ("meta", "experiment", "timings", "steady", "variants")
+    how = "on a GPU, write it with graphlab.timing.experiments.record_compiled()"
+    return load_own_schema(path, COMPILED_SCHEMA, keys, how)

@@ -1,0 +1,125 @@
+"""Checks for lesson 12, changing a graph without recapture: point a graph at a new input.
+
+The learner's ``repoint(graph, fn, new_x)`` must make the checker's own graph (captured once on
+another input) compute ``fn(new_x)`` from ``new_x``'s memory, by updating its executable graph
+from a second capture, not by capturing into it again. The checker replays *its* graph, not
+the learner's, and then changes ``new_x`` in place and replays again: only a graph that reads
+``new_x``'s memory follows. It watches the graph's ``capture_begin`` and ``reset`` while the
+learner's code runs, so a recapture into the same object is told apart from an update.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from typing import Any
+
+import torch
+
+from graphlab.errors import CheckFailed, GraphUpdateError
+
+from ._core import call, exercise, fail, fmt, live, pair, passed, same, tensor
+from ._observe import warmed_capture
+from ._sections import REPOINT_EXERCISE, UPDATE, UPDATE_REFUSED
+
+__all__ = ["check_repoint"]
+
+SIZE = 6
+
+
+def _work(x: torch.Tensor) -> torch.Tensor:
+    """The checker's graph: three kernels, no whole-number results."""
+    return torch.tanh(x * 1.5 - 0.25) + 0.125
+
+
+class _Watched:
+    """Count calls of ``capture_begin`` and ``reset`` on one graph object while the block runs."""
+
+    def __init__(self, graph: Any):
+        self.graph = graph
+        self.calls = {"capture_begin": 0, "reset": 0}
+
+    def __enter__(self) -> _Watched:
+        for name in self.calls:
+            setattr(self.graph, name, self._counting(name, getattr(self.graph, name)))
+        return self
+
+    def _counting(self, name: str, method: Callable) -> Callable:
+        @functools.wraps(method)
+        def counted(*args: Any, **kwargs: Any) -> Any:
+            self.calls[name] += 1
+            return method(*args, **kwargs)
+
+        return counted
+
+    def __exit__(self, *exc: object) -> None:
+        for name in self.calls:
+            vars(self.graph).pop(name, None)
+
+
+@exercise(REPOINT_EXERCISE)
+def check_repoint(repoint: Callable) -> None:
+    """Check ``repoint(graph, fn, new_x) -> (out, source)``.
+
+    ``graph`` is an instantiated graph of ``fn`` captured on another input; afterwards replaying
+    ``graph`` must write ``fn(new_x)`` into ``out``, reading ``new_x`` itself (a later change of
+    ``new_x`` shows in the next replay), and ``source`` is the kept graph the update came from,
+    which the caller keeps alive. Capturing into ``graph`` again is refused.
+    """
+    cuda, device = live()
+    old_x = torch.linspace(-0.9, 1.7, SIZE, device=device)
+    graph, old_out = warmed_capture(lambda: _work(old_x))
+    graph.replay()
+    new_x = torch.linspace(2.05, -0.65, SIZE, device=device)
+    with _Watched(graph) as watched:
+        try:
+            result = call(repoint, graph, _work, new_x, name="repoint")
+        except CheckFailed as failure:
+            if isinstance(failure.__cause__, GraphUpdateError):
+                failure.reread = str(UPDATE_REFUSED)
+            raise
+    if watched.calls["capture_begin"] or watched.calls["reset"]:
+        fail(
+            "repoint captured into the graph it was given (or reset it): that rebuilds its "
+            "executable graph, which is what an update avoids. Capture fn(new_x) into a new "
+            "cuda.CUDAGraph(keep_graph=True) and update the given graph from it with "
+            "update_graph(graph, source)."
+        )
+    out, source = pair(result, "repoint should return a pair (out, source)")
+    out = tensor(out, "the first element (out)")
+    if not isinstance(source, cuda.CUDAGraph):
+        fail(
+            "the second element should be the cuda.CUDAGraph you updated from (the caller must "
+            f"keep it alive while the graph replays), not {type(source).__name__}."
+        )
+    _replays_follow(graph, out, old_out, new_x)
+    passed("replays of the given graph that computed fn(new_x) from new_x's memory", 2, 2)
+
+
+def _replays_follow(graph: Any, out: torch.Tensor, old_out: torch.Tensor, new_x: Any) -> None:
+    """Replay the checker's graph on ``new_x``, then on changed values of it; fail with the
+    reason unless each replay writes ``fn(new_x)`` into ``out`` and no longer into ``old_out``.
+
+    ``old_out`` (the graph's output before the update) is filled with NaN before each replay: a
+    replay that writes it again is still running the graph's own capture.
+    """
+    for values in (None, torch.linspace(-1.45, 0.95, SIZE)):
+        if values is not None:
+            new_x.copy_(values.to(new_x.device))
+        old_out.fill_(float("nan"))
+        graph.replay()
+        expected = _work(new_x)
+        if not bool(torch.isnan(old_out).all()):
+            fail(
+                "replaying the given graph still wrote its own output: it still runs its own "
+                "capture, on its old input. Capturing a new graph is half the answer; update "
+                "the given one from it with update_graph(graph, source).",
+                UPDATE,
+            )
+        if not same(out, expected, exact=False):
+            fail(
+                f"after replaying the given graph, out is {fmt(out)}, not fn(new_x) = "
+                f"{fmt(expected)}. An updated graph writes where the source's capture put its "
+                "output: return that tensor itself (not a copy, not the graph's old output).",
+                UPDATE,
+            )

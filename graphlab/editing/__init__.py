@@ -1,0 +1,84 @@
+"""Changing a captured graph without capturing it again (lesson 12).
+
+A captured graph is two objects in CUDA: the graph itself (``cudaGraph_t``, the nodes and edges
+that stream capture recorded) and the executable graph (``cudaGraphExec_t``, what
+``cudaGraphInstantiate`` built from it and what a replay launches). torch keeps the first only
+when asked, ``torch.cuda.CUDAGraph(keep_graph=True)`` (torch 2.8+), and hands out both as raw
+handles, ``raw_cuda_graph()`` and ``raw_cuda_graph_exec()`` (torch 2.9+). CUDA can then change an
+executable graph in place:
+
+- :func:`update_graph` takes every node's parameters from another graph of the same shape
+  (``cudaGraphExecUpdate``): same nodes, same edges, same kernels; other addresses or scalars;
+- :func:`set_kernel_node` changes one kernel node only, with the parameters of the matching node
+  of another graph (``cudaGraphExecKernelNodeSetParams``).
+
+Neither builds a new executable graph, which is what makes them cheaper than capturing and
+instantiating again. On a GPU they go through NVIDIA's ``cuda-bindings`` package
+(:mod:`graphlab.editing.cuda_graphs`); on the CPU emulator they do the same to the emulator's
+recorded operations (:mod:`graphlab.emulator.updates`), so the lesson's semantics run anywhere.
+"""
+
+from __future__ import annotations
+
+from graphlab.emulator import CUDAGraph as EmulatedGraph
+from graphlab.emulator import updates as emulated
+from graphlab.support.graph_updates import GraphNode
+
+__all__ = ["GraphNode", "graph_nodes", "set_kernel_node", "update_graph"]
+
+
+def _on_emulator(*graphs) -> bool:
+    kinds = {isinstance(g, EmulatedGraph) for g in graphs}
+    if len(kinds) > 1:
+        from graphlab.errors import GraphUpdateError
+
+        raise GraphUpdateError(
+            "One graph is the emulator's and the other torch's: capture both with the same "
+            "`cuda` (from graphlab import cuda)."
+        )
+    return kinds == {True}
+
+
+def graph_nodes(graph) -> list[GraphNode]:
+    """The nodes of a kept graph, in CUDA's order: each one's kind and, for a kernel, its name.
+
+    ``graph`` must have been created with ``CUDAGraph(keep_graph=True)`` and captured.
+    """
+    if _on_emulator(graph):
+        return emulated.nodes(graph)
+    from . import cuda_graphs
+
+    return cuda_graphs.nodes(graph)
+
+
+def update_graph(target, source) -> None:
+    """Give ``target``'s executable graph every node parameter of ``source`` (cudaGraphExecUpdate).
+
+    ``target`` must be instantiated (captured, and ``instantiate()`` called if it was kept);
+    ``source`` must be a kept graph (``keep_graph=True``) with the same nodes, edges and kernels.
+    Afterwards replaying ``target`` reads and writes the memory ``source`` was captured with,
+    so keep ``source`` (and its memory pool) alive while ``target`` replays. Raises
+    :class:`~graphlab.errors.GraphUpdateError` with CUDA's reason when the graphs differ; the
+    target is then left as it was.
+    """
+    if _on_emulator(target, source):
+        emulated.exec_update(target, source)
+        return
+    from . import cuda_graphs
+
+    cuda_graphs.exec_update(target, source)
+
+
+def set_kernel_node(target, source, index: int) -> None:
+    """Give kernel node ``index`` of ``target``'s executable graph the parameters of ``source``'s.
+
+    Both graphs must be kept (``keep_graph=True``), ``target`` instantiated, and node ``index``
+    (as numbered by :func:`graph_nodes`) a kernel of the same function in both. Only that node
+    changes: the other nodes keep reading and writing ``target``'s own memory.
+    """
+    if _on_emulator(target, source):
+        emulated.set_kernel_node(target, source, index)
+        return
+    from . import cuda_graphs
+
+    cuda_graphs.set_kernel_node(target, source, index)

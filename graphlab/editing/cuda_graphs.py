@@ -1,0 +1,145 @@
+"""The GPU side of :mod:`graphlab.editing`: a torch graph's nodes and in-place updates, via CUDA.
+
+torch returns the graph and the executable graph as integers (``raw_cuda_graph()``,
+``raw_cuda_graph_exec()``); NVIDIA's ``cuda-bindings`` package wraps them into handles and calls
+CUDA. Everything here goes through the *driver* API (``cuGraph*``): torch links its own copy of
+the CUDA runtime, so the runtime library that ``cuda-bindings`` loads does not know torch's kernels
+(asking it for a kernel node's parameters fails with ``cudaErrorInvalidDeviceFunction``, seen with
+torch 2.11 and cuda-bindings 13), while the driver is one per process and knows every kernel.
+CUDA reports failures as return codes, never exceptions; every call here checks its code and turns
+a failure into one sentence.
+"""
+
+from __future__ import annotations
+
+import torch
+
+from graphlab.errors import GraphlabError, GraphUpdateError
+from graphlab.support.graph_updates import (
+    GraphNode,
+    check_kernel_pair,
+    no_executable,
+    no_kept_graph,
+    refusal,
+    short_kernel_name,
+)
+
+__all__ = ["exec_update", "nodes", "set_kernel_node"]
+
+
+def _driver():
+    try:
+        from cuda.bindings import driver
+    except ImportError:
+        major = (torch.version.cuda or "12").split(".")[0]
+        raise GraphlabError(
+            "Changing a graph on the GPU needs NVIDIA's cuda-bindings package, which is not "
+            f"installed: pip install 'cuda-bindings=={major}.*' (the CUDA major version of this "
+            f"torch build, {torch.version.cuda}), then restart the kernel."
+        ) from None
+    return driver
+
+
+def _call(result, what: str):
+    """The values a driver call returns after its status, or one clear error."""
+    driver = _driver()
+    status, *values = result
+    if status != driver.CUresult.CUDA_SUCCESS:
+        raise GraphUpdateError(f"{what} failed with {status.name}.", reason=status.name)
+    return values[0] if len(values) == 1 else values
+
+
+def _raw_graph(graph, role: str):
+    """The kept CUgraph of ``graph``, or a sentence on how to keep it."""
+    if not hasattr(graph, "raw_cuda_graph"):
+        raise GraphUpdateError(
+            f"torch {torch.__version__} cannot hand out a captured graph: "
+            "CUDAGraph(keep_graph=True) and raw_cuda_graph() arrived in torch 2.8."
+        )
+    try:
+        raw = graph.raw_cuda_graph()
+    except RuntimeError as error:
+        raise no_kept_graph(role, str(error).splitlines()[0]) from None
+    return _driver().CUgraph(init_value=raw)
+
+
+def _raw_exec(graph, role: str):
+    """The CUgraphExec of ``graph``, or a sentence on how to build it."""
+    if not hasattr(graph, "raw_cuda_graph_exec"):
+        raise GraphUpdateError(
+            f"torch {torch.__version__} cannot hand out an executable graph: "
+            "raw_cuda_graph_exec() arrived in torch 2.9."
+        )
+    try:
+        raw = graph.raw_cuda_graph_exec()
+    except RuntimeError as error:
+        raise no_executable(role, str(error).splitlines()[0]) from None
+    return _driver().CUgraphExec(init_value=raw)
+
+
+def _node_handles(graph, role: str) -> list:
+    driver = _driver()
+    raw = _raw_graph(graph, role)
+    count = _call(driver.cuGraphGetNodes(raw, numNodes=0), "cuGraphGetNodes")[1]
+    handles, count = _call(driver.cuGraphGetNodes(raw, numNodes=count), "cuGraphGetNodes")
+    return list(handles[:count])
+
+
+def _kind(node) -> str:
+    kind = _call(_driver().cuGraphNodeGetType(node), "cuGraphNodeGetType")
+    return kind.name.removeprefix("CU_GRAPH_NODE_TYPE_").lower().replace("_", " ")
+
+
+def _kernel_name(node) -> str | None:
+    """The kernel's function name (cuFuncGetName, CUDA 12.3+); None where the driver lacks it."""
+    driver = _driver()
+    params = _call(driver.cuGraphKernelNodeGetParams(node), "cuGraphKernelNodeGetParams")
+    if not hasattr(driver, "cuFuncGetName"):
+        return None
+    status, name = driver.cuFuncGetName(params.func)
+    if status != driver.CUresult.CUDA_SUCCESS:
+        return None
+    return short_kernel_name(name.decode() if isinstance(name, bytes) else str(name))
+
+
+def nodes(graph) -> list[GraphNode]:
+    """Every node of the kept ``graph``: kind, and the kernel's name for kernel nodes."""
+    found = []
+    for node in _node_handles(graph, "given"):
+        kind = _kind(node)
+        found.append(GraphNode(kind, _kernel_name(node) if kind == "kernel" else None))
+    return found
+
+
+def exec_update(target, source) -> None:
+    """cuGraphExecUpdate(target's executable graph, source's graph), with CUDA's verdict."""
+    driver = _driver()
+    executable = _raw_exec(target, "target")
+    graph = _raw_graph(source, "source")
+    status, info = driver.cuGraphExecUpdate(executable, graph)
+    if status == driver.CUresult.CUDA_SUCCESS:
+        return
+    raise refusal(info.result.name if info is not None else status.name)
+
+
+def set_kernel_node(target, source, index: int) -> None:
+    """cuGraphExecKernelNodeSetParams for node ``index``, with the parameters of ``source``'s."""
+    driver = _driver()
+    targets = _node_handles(target, "target")
+    sources = _node_handles(source, "source")
+    check_kernel_pair(index, [_kind(n) for n in targets], [_kind(n) for n in sources])
+    names = (_kernel_name(targets[index]), _kernel_name(sources[index]))
+    if names[0] != names[1]:
+        raise refusal(
+            "CU_GRAPH_EXEC_UPDATE_ERROR_FUNCTION_CHANGED",
+            f" (node {index} runs {names[0]} in the target and {names[1]} in the source)",
+        )
+    params = _call(driver.cuGraphKernelNodeGetParams(sources[index]), "cuGraphKernelNodeGetParams")
+    executable = _raw_exec(target, "target")
+    status = driver.cuGraphExecKernelNodeSetParams(executable, targets[index], params)[0]
+    if status != driver.CUresult.CUDA_SUCCESS:
+        raise GraphUpdateError(
+            f"CUDA refused to give node {index} the source's parameters ({status.name}): the "
+            "two nodes must run the same kernel function.",
+            reason=status.name,
+        )

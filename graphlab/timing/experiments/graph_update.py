@@ -1,0 +1,147 @@
+"""Lesson 12's recording: what changing a graph in place costs against capturing it again.
+
+``update_costs.json`` is written by :func:`record_update_costs`, not by ``graphlab record``'s
+plan, in its own schema, ``graphlab.update_costs/1``: per-operation host times for chains of
+elementwise kernels of a few lengths, rather than a Comparison and two timelines::
+
+    {"schema": "graphlab.update_costs/1", "name": "update_costs", "meta": <machine_meta>,
+     "experiment": {"kernels": [...], "numel", "repeats"},
+     "rows": [{"kernels", "recapture_us", "capture_us", "instantiate_us", "update_us",
+               "set_node_us", "replay_us", "update_correct", "refused"}, ...]}
+
+Each time is the median of ``repeats`` runs of one operation, from ``torch.cuda.synchronize()``
+before it to ``torch.cuda.synchronize()`` after it (all of them are host work that ends when
+the call returns, except a replay, which the second synchronize waits for):
+
+- ``recapture_us``: capture into a new ``CUDAGraph()``, which instantiates at the end;
+- ``capture_us``: capture into a kept ``CUDAGraph(keep_graph=True)``, not instantiated;
+- ``instantiate_us``: ``instantiate()`` of such a kept graph;
+- ``update_us``: :func:`graphlab.editing.update_graph` from a kept graph of the same chain;
+- ``set_node_us``: :func:`graphlab.editing.set_kernel_node` of node 0 alone;
+- ``replay_us``: one replay of the updated graph.
+
+``update_correct`` says whether the updated graph's replay wrote the source's result into the
+source's output; ``refused`` is CUDA's verdict on an update from a chain one kernel longer.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import statistics
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from graphlab.editing import set_kernel_node, update_graph
+from graphlab.errors import GraphUpdateError, RecordingError
+from graphlab.support.atomic import write_text_atomically
+
+from ..compare import require_gpu
+from ..machine import machine_meta
+from ..recordings import RECORDINGS_DIR
+from ..side_stream import capture_on_side_stream
+from .recorder import load_own_schema, writable_folder
+
+__all__ = [
+    "UPDATE_DIR",
+    "UPDATE_NAME",
+    "UPDATE_SCHEMA",
+    "load_update_costs",
+    "measure_update_costs",
+    "record_update_costs",
+]
+
+UPDATE_NAME = "update_costs"
+UPDATE_SCHEMA = "graphlab.update_costs/1"
+# A folder of its own: every JSON file directly in RECORDINGS_DIR must be a graphlab.recording/1.
+UPDATE_DIR = RECORDINGS_DIR / "graph_update"
+
+
+def _chain(x, kernels: int):
+    """``kernels`` elementwise additions, one kernel each."""
+    for _ in range(kernels):
+        x = x + 1e-4
+    return x
+
+
+def _median_us(operation: Callable[[], Any], repeats: int) -> float:
+    import torch
+
+    times = []
+    for _ in range(repeats):
+        torch.cuda.synchronize()
+        start = time.perf_counter()
+        operation()
+        torch.cuda.synchronize()
+        times.append((time.perf_counter() - start) * 1e6)
+    return round(statistics.median(times), 1)
+
+
+def _row(kernels: int, numel: int, repeats: int) -> dict[str, Any]:
+    import torch
+
+    cuda = torch.cuda
+    x_a = torch.rand(numel, device="cuda")
+    x_b = torch.rand(numel, device="cuda")
+
+    def kept(x, length=kernels):
+        return capture_on_side_stream(cuda, lambda: _chain(x, length), warmups=1, keep_graph=True)
+
+    target, _ = kept(x_a)
+    target.instantiate()
+    source, source_out = kept(x_b)
+    row: dict[str, Any] = {"kernels": kernels}
+    row["recapture_us"] = _median_us(
+        lambda: capture_on_side_stream(cuda, lambda: _chain(x_b, kernels), warmups=0), repeats
+    )
+    row["capture_us"] = _median_us(lambda: kept(x_b), repeats)
+    spares = [kept(x_b)[0] for _ in range(repeats)]
+    row["instantiate_us"] = _median_us(lambda: spares.pop().instantiate(), repeats)
+    row["update_us"] = _median_us(lambda: update_graph(target, source), repeats)
+    row["set_node_us"] = _median_us(lambda: set_kernel_node(target, source, 0), repeats)
+    update_graph(target, source)
+    source_out.zero_()
+    row["replay_us"] = _median_us(target.replay, repeats)
+    row["update_correct"] = bool(torch.allclose(source_out, _chain(x_b, kernels)))
+    longer, _ = kept(x_b, kernels + 1)
+    try:
+        update_graph(target, longer)
+        row["refused"] = None
+    except GraphUpdateError as refusal:
+        row["refused"] = refusal.reason
+    return row
+
+
+def measure_update_costs(
+    kernels: tuple[int, ...] = (10, 100, 1000), numel: int = 4096, repeats: int = 20
+) -> dict[str, Any]:
+    """Time recapture, capture, instantiate, update and one-node update (see the module doc)."""
+    require_gpu("measure_update_costs")
+    rows = [_row(k, numel, repeats) for k in kernels]
+    return {
+        "experiment": {"kernels": list(kernels), "numel": numel, "repeats": repeats},
+        "rows": rows,
+    }
+
+
+def record_update_costs(
+    out_dir: str | os.PathLike | None = None,
+    command: str = "graphlab.timing.experiments.graph_update.record_update_costs()",
+) -> Path:
+    """Measure :func:`measure_update_costs` and write ``update_costs.json`` atomically, by
+    default into the bundled ``recorded/graph_update`` folder."""
+    folder = writable_folder(out_dir if out_dir is not None else UPDATE_DIR)
+    data = {"schema": UPDATE_SCHEMA, "name": UPDATE_NAME, "meta": machine_meta(command)}
+    data.update(measure_update_costs())
+    text = json.dumps(data, separators=(",", ":"), allow_nan=False)
+    return write_text_atomically(folder / f"{UPDATE_NAME}.json", text + "\n", RecordingError)
+
+
+def load_update_costs(directory: str | os.PathLike | None = None) -> dict[str, Any]:
+    """The bundled ``update_costs.json`` recording, checked; RecordingError if it is missing or
+    not one."""
+    path = Path(directory if directory is not None else UPDATE_DIR) / f"{UPDATE_NAME}.json"
+    how = "on a GPU, write it with graphlab.timing.experiments.graph_update.record_update_costs()"
+    return load_own_schema(path, UPDATE_SCHEMA, ("meta", "experiment", "rows"), how)
