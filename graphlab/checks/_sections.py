@@ -39,5 +39,8 @@ MATCHING = Section("13_nccl", 4, "Why a mismatched replay hangs")
 # 11 full vs piecewise
 MAKE_UP = Section("11_full_vs_piecewise", 3, "A full graph: the make-up as data")
 DISPATCHER = Section("11_full_vs_piecewise", 5, "A dispatcher and its key")
+# 14 which sizes to capture
+PRICING = Section("14_capture_sizes", 3, "What a plan costs")
+PLANNER = Section("14_capture_sizes", 5, "The planner against the default lists")
 
 ALL = tuple(value for value in dict(globals()).values() if isinstance(value, Section))
