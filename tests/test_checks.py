@@ -45,6 +45,8 @@ LESSONS = {
     "check_matching_replays": "13_nccl",
     "check_dispatch": "11_full_vs_piecewise",
     "check_compiled_replays": "10_torch_compile",
+    "check_expected_step_time": "14_capture_sizes",
+    "check_choose_sizes": "14_capture_sizes",
 }
 on_emulator = pytest.mark.skipif(backend().is_cuda, reason="about the CPU emulator")
 
@@ -205,6 +207,8 @@ FIRST_CALLED = {
     "check_matching_replays": "hangs",
     "check_dispatch": "dispatch",
     "check_compiled_replays": "replayed",
+    "check_expected_step_time": "expected_step_us",
+    "check_choose_sizes": "choose_sizes",
 }
 
 

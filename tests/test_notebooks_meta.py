@@ -31,6 +31,7 @@ LESSONS = [
     "10_torch_compile.ipynb",
     "11_full_vs_piecewise.ipynb",
     "13_nccl.ipynb",
+    "14_capture_sizes.ipynb",
 ]
 
 

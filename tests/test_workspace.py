@@ -38,6 +38,7 @@ COURSE = [
     ("10_torch_compile.ipynb", "torch.compile's CUDA graphs"),
     ("11_full_vs_piecewise.ipynb", "Full vs piecewise graphs"),
     ("13_nccl.ipynb", "NCCL and multiple GPUs"),
+    ("14_capture_sizes.ipynb", "Which sizes to capture"),
 ]
 
 
