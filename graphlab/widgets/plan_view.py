@@ -191,13 +191,14 @@ class PlanView(StaticPicture, widgets.VBox):
             ),
             row=1, col=1,
         )  # fmt: skip
-        for name in ("plan", *self.presets):
+        for n, name in enumerate(("plan", *self.presets)):
             plan = self.plan if name == "plan" else self.presets[name]
             x, y = points[name]
             figure.add_trace(
                 go.Scatter(
                     x=x, y=y, mode="markers+text", name=name, text=[name],
-                    textposition="top center", showlegend=False,
+                    textposition="bottom center" if n % 2 else "top center",
+                    cliponaxis=False, showlegend=False,
                     marker={
                         "size": 14 if name == "plan" else 10,
                         "symbol": PLAN_SYMBOL if name == "plan" else PRESET_SYMBOL,
@@ -256,7 +257,9 @@ class PlanView(StaticPicture, widgets.VBox):
         figure.update_xaxes(title_text=AXES["graphs"][1], row=1, col=1)
         figure.update_yaxes(title_text="µs per step (log scale)", type="log", row=1, col=1)
         figure.update_xaxes(title_text="decode batch size", row=2, col=1)
-        figure.update_yaxes(title_text="share of steps", tickformat=".0%", row=2, col=1)
+        figure.update_yaxes(
+            title_text="share of steps", tickformat=".0%", secondary_y=False, row=2, col=1
+        )
         figure.update_yaxes(
             title_text="padded rows per step", rangemode="tozero", secondary_y=True, row=2, col=1
         )
@@ -294,13 +297,20 @@ class PlanView(StaticPicture, widgets.VBox):
         points = self.top_points()
         upper.plot(*points["front"], "-o", color=COLOURS["front"], ms=4,
                    label="best plan per graph count")  # fmt: skip
-        for name in ("plan", *self.presets):
+        for n, name in enumerate(("plan", *self.presets)):
             x, y = points[name]
             is_plan = name == "plan"
             colour = COLOURS["plan" if is_plan else "preset"]
             upper.plot(x, y, "*" if is_plan else "D", color=colour, ms=12 if is_plan else 7)
-            upper.annotate(name, (x[0], y[0]), textcoords="offset points", xytext=(0, 7),
-                           ha="center", fontsize=FONT - 1, rotation=30)  # fmt: skip
+            below = n % 2  # alternate labels above and below, so neighbours do not overlap
+            upper.annotate(
+                name,
+                (x[0], y[0]),
+                textcoords="offset points",
+                xytext=(0, -16 if below else 7),
+                ha="center",
+                fontsize=FONT - 1,
+            )
         upper.set_yscale("log")
         # Plain numbers on the log axis: with math text off, matplotlib's default log labels
         # would show as raw "$10^{2}$" markup.
