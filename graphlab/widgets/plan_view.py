@@ -149,7 +149,9 @@ class PlanView(StaticPicture, widgets.VBox):
         )
         self.figure = go.FigureWidget(self._figure())
         self.axis.observe(self._redraw, names="value")
-        heading = widgets.HTML(f"<b>{html.escape(self.headline())}</b>")
+        # Where the costs came from (a recording's provenance), then the plan against the preset.
+        origin = f"<span style='color:#444'>{html.escape(source)}</span><br>" if source else ""
+        heading = widgets.HTML(f"{origin}<b>{html.escape(self.headline())}</b>")
         super().__init__([heading, self.axis, self.figure])
 
     # ------------------------------------------------------------------ what is drawn
@@ -261,7 +263,12 @@ class PlanView(StaticPicture, widgets.VBox):
             title_text="share of steps", tickformat=".0%", secondary_y=False, row=2, col=1
         )
         figure.update_yaxes(
-            title_text="padded rows per step", rangemode="tozero", secondary_y=True, row=2, col=1
+            title_text="padded rows per step",
+            rangemode="tozero",
+            tickmode="auto",  # its own round ticks, not the share axis's grid
+            secondary_y=True,
+            row=2,
+            col=1,
         )
         return figure
 
