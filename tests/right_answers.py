@@ -326,6 +326,39 @@ def repoint_by_hand(graph, fn, new_x):
     return [out, source]
 
 
+# --- lesson 14 ----------------------------------------------------------------------------------
+
+
+def expected_step_us(sizes, histogram, costs):
+    replay = dict(zip(costs.sizes.tolist(), costs.replay_us.tolist(), strict=True))
+    eager = dict(zip(costs.sizes.tolist(), costs.eager_us.tolist(), strict=True))
+    total = 0.0
+    for b, steps in zip(histogram.sizes.tolist(), histogram.counts.tolist(), strict=True):
+        fits = [s for s in sizes if s >= b]
+        total += steps * (replay[min(fits)] if fits else eager[b])
+    return total / histogram.counts.sum()
+
+
+def expected_step_us_numpy(sizes, histogram, costs):
+    chosen = np.sort(np.asarray(sizes))
+    at = np.searchsorted(chosen, histogram.sizes)  # the smallest captured size >= b, if any
+    hit = at < len(chosen)
+    graph = chosen[np.minimum(at, len(chosen) - 1)]
+    replay = costs.replay_us[np.searchsorted(costs.sizes, graph)]
+    eager = costs.eager_us[np.searchsorted(costs.sizes, histogram.sizes)]
+    return np.average(np.where(hit, replay, eager), weights=histogram.counts)
+
+
+def choose_sizes(histogram, costs, max_graphs, memory_mib):
+    steps = np.repeat(histogram.sizes, histogram.counts.astype(int))
+    quartiles = {int(np.quantile(steps, q, method="higher")) for q in (0.25, 0.5, 0.75)}
+    return sorted(quartiles | {int(histogram.sizes.max())})
+
+
+def choose_sizes_by_hand(histogram, costs, max_graphs, memory_mib):
+    return np.array([4, 8, 16, 24, 32, 47])  # 272 MiB
+
+
 def line(text: str) -> str:
     """The regular expression of exactly this success line."""
     return re.escape(f"PASSED {text}") + r"\n"
@@ -422,6 +455,22 @@ SUCCESS = {
         "replays of the given graph that computed fn(new_x) from new_x's memory: yours 2 vs "
         "expected 2"
     ),
+    # (3*11 + 5*11 + 13 + 2*36.5 + 4*38) / 15 = 326 / 15
+    "check_expected_step_time": line(
+        "expected step time (µs) of sizes [2, 4] on the first mix: yours 21.7333 vs expected "
+        "21.7333"
+    ),
+    # the H200 table on the Azure trace: the powers of two up to 64 give 154.8 µs per step, the
+    # planner's best 6 graphs within 300 MiB 151.3 µs (graphlab plan gives the same)
+    "check_choose_sizes": re.escape("PASSED your sizes [")
+    + r"[\d, ]+"
+    + re.escape("]: yours ")
+    + r"15[0-4]\.\d"
+    + re.escape(
+        " µs per step vs the powers of two 154.8 µs (the planner's best within the budget: "
+        "151.3 µs, sizes [4, 8, 22, 28, 32, 46])"
+    )
+    + r"\n",
 }
 
 # (checker, answer or answers): the reference solution, then another correct way
@@ -459,4 +508,8 @@ RIGHT = [
     ("check_compiled_replays", replayed_by_the_log),
     ("check_repoint", repoint),
     ("check_repoint", repoint_by_hand),
+    ("check_expected_step_time", expected_step_us),
+    ("check_expected_step_time", expected_step_us_numpy),
+    ("check_choose_sizes", choose_sizes),
+    ("check_choose_sizes", choose_sizes_by_hand),
 ]

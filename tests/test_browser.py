@@ -361,3 +361,46 @@ def test_jupyterlab_shows_the_pictures_of_an_untrusted_notebook_without_a_kernel
         save(page.locator(".jp-CodeCell").nth(1), "untrusted_no_kernel_gaps.png")
 
     in_lab(tmp_path, saved_notebook, no_kernel, "--KernelSpecManager.allowed_kernelspecs=['none']")
+
+
+# ------------------------------------------------------------------ lesson 14's PlanView
+
+LESSON_14 = ROOT / "notebooks" / "14_capture_sizes.ipynb"
+# JavaScript: the plotly figure of the open lesson's PlanView (its front trace's name), or null.
+PLAN_VIEW_JS = """Array.from(document.querySelectorAll('.js-plotly-plot')).find(
+    p => p.data && p.data.some(t => t.name === 'best plan per graph count')) || null"""
+
+
+def test_lesson_14_draws_the_plan_view_and_its_dropdown_switches_the_axis(tmp_path):
+    in_lab(tmp_path, LESSON_14, drive_lesson_14)
+
+
+def drive_lesson_14(page) -> None:
+    page.wait_for_function(KERNEL_IDLE_JS, timeout=SERVER_START_S * 1000)
+    page.evaluate("() => { window.jupyterapp.commands.execute('notebook:run-all-cells'); }")
+    page.wait_for_function(f"() => !!({PLAN_VIEW_JS})", timeout=CELLS_S * 1000)
+    page.wait_for_timeout(1000)
+    errors = page.locator(".jp-OutputArea-output[data-mime-type='application/vnd.jupyter.stderr']")
+    assert "Traceback" not in " ".join(errors.all_inner_texts())
+    assert page.get_by_text("Error displaying widget").count() == 0
+    drawn = page.evaluate(
+        f"""() => {{
+        const gd = {PLAN_VIEW_JS};
+        return [gd.querySelectorAll('.scatterlayer .point').length,
+                gd.querySelectorAll('.barlayer .point').length,
+                Array.from(gd.querySelectorAll('.textpoint text')).map(t => t.textContent)];
+    }}"""
+    )
+    points, bars, labels = drawn
+    # The lesson's mix at twice the trace's rate has batch sizes 1 to 78, all of them occurring.
+    assert bars == 78 and points > 78
+    assert labels == ["plan", "vllm", "sglang", "trtllm", "tgi", "pow2"]
+    assert page.evaluate(CUT_OFF_JS) == []
+    cell = page.locator(".jp-CodeCell", has=page.locator(".js-plotly-plot").last)
+    assert cell.get_by_text("recorded on NVIDIA H200").count() == 1
+    save(cell, "plan_view.png")
+    cell.locator("select").select_option("memory")
+    page.wait_for_function(
+        f"() => ({PLAN_VIEW_JS}).layout.xaxis.type === 'log'", timeout=REDRAW_S * 1000
+    )
+    save(cell, "plan_view_memory.png")

@@ -46,6 +46,8 @@ LESSONS = {
     "check_dispatch": "11_full_vs_piecewise",
     "check_compiled_replays": "10_torch_compile",
     "check_repoint": "12_changing_a_graph",
+    "check_expected_step_time": "14_capture_sizes",
+    "check_choose_sizes": "14_capture_sizes",
 }
 on_emulator = pytest.mark.skipif(backend().is_cuda, reason="about the CPU emulator")
 
@@ -207,6 +209,8 @@ FIRST_CALLED = {
     "check_dispatch": "dispatch",
     "check_compiled_replays": "replayed",
     "check_repoint": "repoint",
+    "check_expected_step_time": "expected_step_us",
+    "check_choose_sizes": "choose_sizes",
 }
 
 

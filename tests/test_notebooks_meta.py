@@ -32,6 +32,7 @@ LESSONS = [
     "11_full_vs_piecewise.ipynb",
     "12_changing_a_graph.ipynb",
     "13_nccl.ipynb",
+    "14_capture_sizes.ipynb",
 ]
 
 

@@ -637,3 +637,18 @@ def test_command_on_the_bundled_trace(tmp_path, capsys):
 
 def test_errors_are_graphlab_errors():
     assert issubclass(PlannerError, GraphlabError)
+
+
+def test_bundled_cost_table_and_its_provenance_line():
+    from graphlab.planner import azure_requests, recorded_costs
+
+    recorded = recorded_costs()
+    assert recorded.name == "h200_decoder_costs"
+    assert recorded.table.sizes.tolist() == list(range(1, 257))
+    assert recorded.meta["gpu"] == "NVIDIA H200" and recorded.meta["model"] == "decoder"
+    # The measuring machine's output path is not part of the table's provenance.
+    assert recorded.label == (
+        "recorded on NVIDIA H200 (driver 580.159.04, torch 2.11.0+cu130, 2026-12-03) by "
+        "`graphlab plan measure --model decoder --sizes 1-256`"
+    )
+    assert len(azure_requests()) == 2867

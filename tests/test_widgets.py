@@ -21,10 +21,18 @@ from nbconvert import HTMLExporter
 from PIL import Image
 
 import graphlab
+from graphlab import planner
 from graphlab.errors import GraphlabError
 from graphlab.simulator import SimParams
 from graphlab.trace.timeline import Timeline
-from graphlab.widgets import BreakEvenExplorer, GapView, SimulatorPlayground, TimelineView, pictures
+from graphlab.widgets import (
+    BreakEvenExplorer,
+    GapView,
+    PlanView,
+    SimulatorPlayground,
+    TimelineView,
+    pictures,
+)
 from graphlab.widgets import figures as figures_module
 from graphlab.widgets.gap_view import log_ticks
 from graphlab.widgets.timeline_view import HOST_COST_NOTE, PROFILED_NOTE, summary_row_values
@@ -508,6 +516,11 @@ def all_widgets(eager, graph) -> dict:
         "GapView": GapView(eager=eager, graph=graph),
         "BreakEvenExplorer": BreakEvenExplorer(capture_us=1000.0, eager_us=30.0, replay_us=10.0),
         "SimulatorPlayground": SimulatorPlayground(PARAMS, kernels=4, kernel_us=1.0),
+        "PlanView": PlanView(
+            planner.decode_histogram(planner.azure_requests()),
+            planner.recorded_costs().table,
+            source=planner.recorded_costs().label,
+        ),
     }
 
 

@@ -39,6 +39,7 @@ COURSE = [
     ("11_full_vs_piecewise.ipynb", "Full vs piecewise graphs"),
     ("12_changing_a_graph.ipynb", "Changing a graph without recapture"),
     ("13_nccl.ipynb", "NCCL and multiple GPUs"),
+    ("14_capture_sizes.ipynb", "Which sizes to capture"),
 ]
 
 

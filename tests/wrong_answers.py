@@ -652,6 +652,82 @@ def replayed_exactly_once(calls):
     return calls["replays"] == 1 and calls["captures"] == 0 and calls["cudagraph_skips"] == 0
 
 
+# --- lesson 14: pricing a plan; choosing sizes --------------------------------------------------
+
+
+def _step_costs(sizes, histogram, costs, price):
+    """(cost, steps) per batch size, ``price(b, fits)`` pricing a step of ``b`` rows."""
+    out = []
+    for b, steps in zip(histogram.sizes.tolist(), histogram.counts.tolist(), strict=True):
+        cost = price(b, [s for s in sizes if s >= b])
+        if cost is not None:
+            out.append((cost, steps))
+    return out
+
+
+def _table(costs, name):
+    return dict(zip(costs.sizes.tolist(), getattr(costs, name).tolist(), strict=True))
+
+
+def _mean(pairs):
+    return sum(c * n for c, n in pairs) / sum(n for _, n in pairs)
+
+
+def step_time_without_padding(sizes, histogram, costs):
+    replay, eager = _table(costs, "replay_us"), _table(costs, "eager_us")
+    return _mean(_step_costs(sizes, histogram, costs, lambda b, f: replay[b] if f else eager[b]))
+
+
+def step_time_in_the_largest_graph(sizes, histogram, costs):
+    replay = _table(costs, "replay_us")
+    price = lambda b, f: replay[min(f)] if f else replay[max(sizes)]  # noqa: E731
+    return _mean(_step_costs(sizes, histogram, costs, price))
+
+
+def step_time_of_hits_only(sizes, histogram, costs):
+    replay = _table(costs, "replay_us")
+    price = lambda b, f: replay[min(f)] if f else None  # noqa: E731
+    return _mean(_step_costs(sizes, histogram, costs, price))
+
+
+def _right_price(sizes, costs):
+    replay, eager = _table(costs, "replay_us"), _table(costs, "eager_us")
+    return lambda b, f: replay[min(f)] if f else eager[b]
+
+
+def step_time_unweighted(sizes, histogram, costs):
+    pairs = _step_costs(sizes, histogram, costs, _right_price(sizes, costs))
+    return sum(c for c, _ in pairs) / len(pairs)
+
+
+def step_time_total(sizes, histogram, costs):
+    pairs = _step_costs(sizes, histogram, costs, _right_price(sizes, costs))
+    return sum(c * n for c, n in pairs)
+
+
+def step_time_first_in_list(sizes, histogram, costs):
+    replay, eager = _table(costs, "replay_us"), _table(costs, "eager_us")
+    price = lambda b, f: replay[f[0]] if f else eager[b]  # noqa: E731
+    return _mean(_step_costs(sizes, histogram, costs, price))
+
+
+def step_time_rounded(sizes, histogram, costs):
+    return round(_mean(_step_costs(sizes, histogram, costs, _right_price(sizes, costs))), 2)
+
+
+def step_time_per_batch_size(sizes, histogram, costs):
+    pairs = _step_costs(sizes, histogram, costs, _right_price(sizes, costs))
+    return np.array([c for c, _ in pairs])
+
+
+def choose_vllms_first_six(histogram, costs, max_graphs, memory_mib):
+    return [1, 2, 4, 8, 16, 24]
+
+
+def choose_the_largest_batch_only(histogram, costs, max_graphs, memory_mib):
+    return [int(histogram.sizes.max())]
+
+
 def constant(value):
     """An answer that ignores its arguments and returns ``value``."""
     return lambda *args: value
@@ -878,4 +954,27 @@ WRONG = [
     ("check_repoint", repoint_returns_a_copy, "return that tensor itself (not a copy"),
     ("check_repoint", repoint_one_more_op, "CU_GRAPH_EXEC_UPDATE_ERROR_TOPOLOGY_CHANGED"),
     ("check_repoint", repoint_output_only, "should return a pair (out, source)"),
+    # 14 (the first mix: sizes [2, 4]; batch sizes 5 and 6 run eagerly; 326 / 15 = 21.7333)
+    ("check_expected_step_time", step_time_without_padding, "21.6333, expected 21.7333: you pri"),
+    ("check_expected_step_time", step_time_in_the_largest_graph, "batch sizes [5, 6] are above"),
+    ("check_expected_step_time", step_time_of_hits_only, "you left out batch sizes [5, 6]"),
+    ("check_expected_step_time", step_time_unweighted, "you averaged over the batch sizes"),
+    ("check_expected_step_time", step_time_total, "divide it by the number of steps"),
+    ("check_expected_step_time", step_time_first_in_list, "the plan [8, 3] is not sorted"),
+    ("check_expected_step_time", step_time_rounded, "which is 21.7333 rounded"),
+    ("check_expected_step_time", constant(326 / 15), "the same answer, 21.7333, for two"),
+    ("check_expected_step_time", step_time_per_batch_size, "should return one number, µs per"),
+    ("check_expected_step_time", constant("21.7"), "one number, µs per step, not the text"),
+    # the powers of two up to 64: 154.8 µs per step on the bundled trace
+    ("check_choose_sizes", choose_vllms_first_six, "give 664.0 µs per step (hit rate 46.9%"),
+    # one graph serves every step: replay_us of 47 in the H200 table, 165.4 µs
+    ("check_choose_sizes", choose_the_largest_batch_only, "[47] give 165.4 µs per step (hit rat"),
+    ("check_choose_sizes", constant([16, 32, 48]), "not less than the powers of two [1, 2, 4,"),
+    ("check_choose_sizes", constant(list(range(8, 64, 8))), "you chose 7 sizes"),
+    ("check_choose_sizes", constant([128, 200]), "keep 682 MiB of graphs"),  # 258 + 424 MiB
+    ("check_choose_sizes", constant([8.0, 48]), "returned 8.0 among its sizes"),
+    ("check_choose_sizes", constant([True, 48]), "returned True among its sizes"),
+    ("check_choose_sizes", constant([48, 300]), "size 300 is not in the cost table"),
+    ("check_choose_sizes", constant([48, 48]), "size 48 appears twice"),
+    ("check_choose_sizes", constant(48), "should return a list of batch sizes, such as [8, 32]"),
 ]

@@ -32,9 +32,11 @@ lesson                  checkers
 11 full vs piecewise    :func:`check_dispatch`
 12 changing a graph     :func:`check_repoint`
 13 NCCL                 :func:`check_matching_replays`
+14 which sizes          :func:`check_expected_step_time`, :func:`check_choose_sizes`
 ======================  ====================================================================
 """
 
+from .capture_sizes import check_choose_sizes, check_expected_step_time
 from .compiled import check_compiled_replays
 from .does_it_pay import check_break_even
 from .dynamic_shapes import check_padding_waste, check_run_padded
@@ -55,8 +57,10 @@ __all__ = [
     "check_busy_fraction",
     "check_capture_chain",
     "check_captured_training",
+    "check_choose_sizes",
     "check_compiled_replays",
     "check_dispatch",
+    "check_expected_step_time",
     "check_fork_join",
     "check_keep_outputs",
     "check_kernels_per_replay",

@@ -43,5 +43,8 @@ DISPATCHER = Section("11_full_vs_piecewise", 5, "A dispatcher and its key")
 UPDATE = Section("12_changing_a_graph", 2, "Update the executable graph from another capture")
 UPDATE_REFUSED = Section("12_changing_a_graph", 3, "What an update refuses")
 REPOINT_EXERCISE = Section("12_changing_a_graph", 6, "Exercise: point a graph at a new input")
+# 14 which sizes to capture
+PRICING = Section("14_capture_sizes", 3, "What a plan costs")
+PLANNER = Section("14_capture_sizes", 5, "The planner against the default lists")
 
 ALL = tuple(value for value in dict(globals()).values() if isinstance(value, Section))

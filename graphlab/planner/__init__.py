@@ -7,11 +7,13 @@ memory. Given how often each batch size occurs (:class:`Histogram`, or a request
 ``graphlab plan measure``), :func:`best_plan` finds the sizes with the lowest expected step time
 under a graph count, memory and start-up budget, exactly; :func:`pareto` lists the best plan per
 graph count; :func:`evaluate` prices any list, such as a serving stack's default
-(:func:`preset_sizes`).
+(:func:`preset_sizes`). :func:`recorded_costs` and :func:`azure_requests` are the bundled H200
+cost table and request trace.
 """
 
 from graphlab.errors import PlannerError
 
+from .bundled import RecordedCosts, azure_requests, recorded_costs
 from .evaluate import Plan, SizeUse, evaluate
 from .inputs import CostTable, Histogram, load_costs, load_histogram
 from .optimise import Constraints, best_plan, pareto
@@ -26,8 +28,10 @@ __all__ = [
     "Histogram",
     "Plan",
     "PlannerError",
+    "RecordedCosts",
     "Requests",
     "SizeUse",
+    "azure_requests",
     "best_plan",
     "decode_histogram",
     "evaluate",
@@ -37,4 +41,5 @@ __all__ = [
     "pareto",
     "preset_sizes",
     "read_requests",
+    "recorded_costs",
 ]

@@ -3,6 +3,7 @@
 - :class:`TimelineView`: eager and graph-replay timelines on one zoomable µs axis, with a summary.
 - :class:`GapView`: the GPU's idle gaps, eager vs replay, as a histogram and a one-line meter.
 - :class:`BreakEvenExplorer`: when capture plus replay overtakes eager, with sliders.
+- :class:`PlanView`: which batch sizes to capture: the planner's plan, the Pareto front, presets.
 - :class:`SimulatorPlayground`: "what if?" sliders over the simulator, drawn as a TimelineView.
 
 Every widget works live in JupyterLab 4 and Notebook 7 (plotly's FigureWidget is an anywidget,
@@ -16,7 +17,8 @@ from __future__ import annotations
 
 from .breakeven import BreakEvenExplorer
 from .gap_view import GapView
+from .plan_view import PlanView
 from .playground import SimulatorPlayground
 from .timeline_view import TimelineView
 
-__all__ = ["BreakEvenExplorer", "GapView", "SimulatorPlayground", "TimelineView"]
+__all__ = ["BreakEvenExplorer", "GapView", "PlanView", "SimulatorPlayground", "TimelineView"]
