@@ -235,7 +235,8 @@ class Columns:
         args = list(map(_ARGS, kept))
         if None in args:
             args = [_NO_ARGS if a is None else a for a in args]
-        kind = _kinds(cats, names, args)
+        codes = self.name_codes(names)
+        kind = _kinds(cats, names, codes, args)
         host = kind >= _FIRST_HOST_CODE
         gpu = ~host
         start, dur = _times(kept, where, names, cats)
@@ -251,7 +252,7 @@ class Columns:
         stream[gpu] = _ids(list(map(_STREAM, gpu_args)), tid[gpu])
         self.add(
             kind=kind,
-            name=self.name_codes(names),
+            name=codes,
             start=start,
             dur=dur,
             device=device,
@@ -267,17 +268,26 @@ _DEVICE, _STREAM, _CORRELATION, _FORCED = (
 )
 
 
-def _kinds(cats: list[str], names: list[str], args: list[_Args]) -> np.ndarray:
+def _kinds(cats: list[str], names: list[str], codes: np.ndarray, args: list[_Args]) -> np.ndarray:
     """The kind code of each kept event: from its category, and a runtime call's from its name
-    (or the kind graphlab wrote into its args)."""
+    (``codes`` are the names' codes) or the kind graphlab wrote into its args."""
     by_category = {c: _kind_code(c, "", None) for c in set(cats)}
     kind = np.fromiter(map(by_category.__getitem__, cats), dtype=np.int8, count=len(cats))
     host = kind >= _FIRST_HOST_CODE
-    if host.any():
-        mask = host.tolist()
-        keys = list(zip(compress(names, mask), map(_FORCED, compress(args, mask)), strict=True))
-        by_name = {key: _kind_code("cuda_runtime", *key) for key in set(keys)}
-        kind[host] = np.fromiter(map(by_name.__getitem__, keys), dtype=np.int8, count=len(keys))
+    if not host.any():
+        return kind
+    mask = host.tolist()
+    forced = list(map(_FORCED, compress(args, mask)))
+    if forced.count(None) == len(forced):
+        # The usual case, no kind written: each distinct name's kind is worked out once.
+        host_names = list(compress(names, mask))
+        _, first, inverse = np.unique(codes[host], return_index=True, return_inverse=True)
+        per_name = [_kind_code("cuda_runtime", host_names[i], None) for i in first.tolist()]
+        kind[host] = np.array(per_name, dtype=np.int8)[inverse.reshape(-1)]
+        return kind
+    keys = list(zip(compress(names, mask), forced, strict=True))
+    by_name = {key: _kind_code("cuda_runtime", *key) for key in set(keys)}
+    kind[host] = np.fromiter(map(by_name.__getitem__, keys), dtype=np.int8, count=len(keys))
     return kind
 
 
