@@ -3,13 +3,13 @@
 Run ``python benchmarks/trace_scale.py [--kernels 10000 100000 1000000] [--dir DIR]``. For each
 size it writes a synthetic Kineto trace, then runs, each in a fresh process, Python's own
 ``json.load`` of the file and ``graphlab gaps FILE --json``, and prints a table: the wall time of
-each process (best of ``--repeats``) and their ratio; the seconds of each one's own work, once
-Python and the modules it needs are loaded (graphlab's include numpy), and their ratio; the peak
-resident memory of each; and graphlab's peak against the file's size, whole and above what Python
-with graphlab's modules takes before any file is opened. The target: the gaps run no slower than
-``json.load``, in less than twice the file's size, exact to the nanosecond. ``--streams`` adds a
-row with one stream per kernel (the per-stream analysis), and ``--simulate N`` times
-``graphlab simulate --kernels N --trace``.
+each process (best of ``--repeats``, the two taking turns) and their ratio; the seconds of each
+one's own work, once Python and the modules it needs are loaded (graphlab's include numpy), and
+their ratio; the peak resident memory of each; and graphlab's peak against the file's size, whole
+and above what Python with graphlab's modules takes before any file is opened. The target: the gaps
+run no slower than ``json.load``, in less than twice the file's size, exact to the nanosecond.
+``--streams`` adds a row with one stream per kernel (the per-stream analysis), and ``--simulate N``
+times ``graphlab simulate --kernels N --trace``.
 
 The traces are SYNTHETIC, written here the way Kineto writes them: per kernel a ``cpu_op``, its
 ``cudaLaunchKernel`` (``cuda_runtime``), the kernel itself with Kineto's usual ``args`` and the two
@@ -220,9 +220,13 @@ def measure(code: str, *args: str) -> Run:
     return Run(wall, float(work), int(peak), proc.stdout)
 
 
-def best(repeats: int, code: str, *args: str) -> Run:
-    """The fastest of ``repeats`` runs (the machine may be busy)."""
-    return min((measure(code, *args) for _ in range(repeats)), key=lambda run: run.wall)
+def best_of_each(repeats: int, codes: tuple[str, ...], *args: str) -> list[Run]:
+    """The fastest of ``repeats`` runs of each code (the machine may be busy).
+
+    The codes take turns, so that a spell of load on the machine slows each of them alike.
+    """
+    runs = [[measure(code, *args) for code in codes] for _ in range(repeats)]
+    return [min(column, key=lambda run: run.wall) for column in zip(*runs, strict=True)]
 
 
 def mb(n: float) -> str:
@@ -265,8 +269,7 @@ def main() -> None:
         try:
             expected = write_trace(path, kernels, streams)
             size = path.stat().st_size
-            load = best(args.repeats, JSON_LOAD, str(path))
-            gaps = best(args.repeats, GAPS, str(path))
+            load, gaps = best_of_each(args.repeats, (JSON_LOAD, GAPS), str(path))
         finally:
             if not args.keep:
                 path.unlink(missing_ok=True)

@@ -1,8 +1,13 @@
 """The ``graphlab`` command line.
 
-Each subcommand lives in its own module under :mod:`graphlab.cli` and offers ``HELP``,
-``add_arguments(parser)`` and ``run(args) -> int``. Errors that graphlab raises on purpose
-(:class:`~graphlab.errors.GraphlabError`) are printed as one line on stderr with exit status 2.
+Each subcommand lives in its own module and offers ``add_arguments(parser)`` and
+``run(args) -> int``; :data:`COMMANDS` names the module, the one-line help and what to do when the
+command runs out of memory. A module is imported only when its command runs (or its ``--help`` is
+asked for), so that ``graphlab gaps`` does not pay for the planner's, the doctor's or the
+recorder's imports, and ``graphlab --help`` for none of them.
+
+Errors that graphlab raises on purpose (:class:`~graphlab.errors.GraphlabError`) are printed as
+one line on stderr with exit status 2; so is running out of memory.
 """
 
 from __future__ import annotations
@@ -11,21 +16,65 @@ import argparse
 import importlib
 import os
 import sys
+from typing import NamedTuple
 
 from graphlab.errors import GraphlabError
 
 __all__ = ["main"]
 
-# Subcommand name -> module; modules import their heavy dependencies inside run().
+
+class Command(NamedTuple):
+    """Where a subcommand lives, its one-line help, and what to do when it runs out of memory."""
+
+    module: str
+    help: str
+    on_memory: str
+
+
+_FREE = "close other programs and run it again"
+
 COMMANDS = {
-    "lab": "graphlab.cli.lab",
-    "doctor": "graphlab.cli.doctor",
-    "record": "graphlab.cli.record",
-    "recordings": "graphlab.cli.recordings",
-    "gaps": "graphlab.cli.gaps",
-    "simulate": "graphlab.cli.simulate",
-    "progress": "graphlab.cli.progress",
-    "plan": "graphlab.planner.command",
+    "lab": Command(
+        "graphlab.cli.lab",
+        "Open the graphlab course in JupyterLab, in your own copy of the lessons.",
+        "close other programs (and notebooks' kernels) and run it again",
+    ),
+    "doctor": Command(
+        "graphlab.cli.doctor",
+        "Say what this machine can run: Python, torch, CUDA, GPU, backend, notebook packages; "
+        "with --workshop N, whether it can host N learners",
+        _FREE,
+    ),
+    "record": Command(
+        "graphlab.cli.record",
+        "Run the timing experiments on this machine's GPU and write them as JSON recordings.",
+        "close other programs, or record one experiment at a time with --only NAME",
+    ),
+    "recordings": Command(
+        "graphlab.cli.recordings",
+        "List the recorded GPU results (name, experiment, GPU, date); --json for a machine.",
+        _FREE,
+    ),
+    "gaps": Command(
+        "graphlab.cli.gaps",
+        "Report where the GPU idles in a torch.profiler (Kineto) trace or a graphlab timeline.",
+        "close other programs, or profile fewer steps (torch.profiler.schedule with active=1..3)",
+    ),
+    "simulate": Command(
+        "graphlab.cli.simulate",
+        "Simulate N kernels eager vs one graph replay: totals, idle time, break-even.",
+        "simulate fewer kernels (--kernels)",
+    ),
+    "progress": Command(
+        "graphlab.cli.progress",
+        "Show your progress through the course's exercises (--reset forgets it).",
+        _FREE,
+    ),
+    "plan": Command(
+        "graphlab.planner.command",
+        "Choose the batch sizes to capture as CUDA graphs for a request mix (exact optimum).",
+        "close other programs, or plan from a shorter request trace or a smaller histogram",
+    ),
 }
 
 
@@ -33,19 +82,34 @@ class _Parser(argparse.ArgumentParser):
     """argparse exits with status 2 on usage errors already; keep its one-line message."""
 
 
+class _CommandParser(argparse.ArgumentParser):
+    """A subcommand's parser, which imports the command's module and adds its arguments when it
+    first parses: argparse asks only the chosen command's parser to parse, ``-h`` included."""
+
+    def __init__(self, *args, module: str | None = None, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self._module = module
+
+    def parse_known_args(self, args=None, namespace=None):
+        if self._module is not None:
+            module = importlib.import_module(self._module)
+            self._module = None
+            module.add_arguments(self)
+            self.set_defaults(_run=module.run)
+        return super().parse_known_args(args, namespace)
+
+
 def build_parser(
     prog: str = "graphlab", leave_out: tuple[str, ...] = ()
 ) -> argparse.ArgumentParser:
     """The command line's parser; ``leave_out`` names subcommands it does not offer."""
     parser = _Parser(prog=prog, description="CUDA Graphs in PyTorch: the graphlab course.")
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
-    for name, module_name in COMMANDS.items():
-        if name in leave_out:
-            continue
-        module = importlib.import_module(module_name)
-        p = sub.add_parser(name, help=module.HELP, description=module.HELP)
-        module.add_arguments(p)
-        p.set_defaults(_run=module.run)
+    sub = parser.add_subparsers(
+        dest="command", metavar="COMMAND", required=True, parser_class=_CommandParser
+    )
+    for name, command in COMMANDS.items():
+        if name not in leave_out:
+            sub.add_parser(name, help=command.help, description=command.help, module=command.module)
     return parser
 
 
@@ -59,6 +123,9 @@ def main(
     except GraphlabError as exc:
         print(f"graphlab {args.command}: {exc}", file=sys.stderr)
         return 2
+    except MemoryError:
+        print(f"graphlab {args.command}: {_out_of_memory(args.command)}", file=sys.stderr)
+        return 2
     except KeyboardInterrupt:
         print(f"graphlab {args.command}: interrupted", file=sys.stderr)
         return 130
@@ -67,6 +134,15 @@ def main(
         # and point stdout at /dev/null so that Python's flush at exit does not fail again.
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
+
+
+def _out_of_memory(command: str) -> str:
+    """What a MemoryError in ``command`` means, and what to do: one line."""
+    from graphlab.support.memory import available_bytes, describe_bytes
+
+    room = available_bytes()
+    left = "" if room is None else f" ({describe_bytes(room)} is available now)"
+    return f"ran out of memory{left}: {COMMANDS[command].on_memory}"
 
 
 if __name__ == "__main__":

@@ -18,11 +18,6 @@ import sys
 from graphlab.support.memory_cap import GB
 from graphlab.timing.machine import driver_version
 
-HELP = (
-    "Say what this machine can run: Python, torch, CUDA, GPU, backend, notebook packages; "
-    "with --workshop N, whether it can host N learners"
-)
-
 # (import name, distribution name) of the packages the notebooks need.
 NOTEBOOK_PACKAGES = (
     ("jupyterlab", "jupyterlab"),

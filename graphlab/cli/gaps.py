@@ -11,8 +11,6 @@ import argparse
 import sys
 import warnings
 
-HELP = "Report where the GPU idles in a torch.profiler (Kineto) trace or a graphlab timeline."
-
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(

@@ -21,8 +21,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-HELP = "Open the graphlab course in JupyterLab, in your own copy of the lessons."
-
 #: Where the learner's copy of the course goes unless ``--workspace`` says otherwise.
 DEFAULT_WORKSPACE = "~/graphlab-course"
 

@@ -11,8 +11,6 @@ import argparse
 import json
 import sys
 
-HELP = "Show your progress through the course's exercises (--reset forgets it)."
-
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="print the progress as JSON")

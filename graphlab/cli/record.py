@@ -11,8 +11,6 @@ import shlex
 import sys
 import time
 
-HELP = "Run the timing experiments on this machine's GPU and write them as JSON recordings."
-
 # Column title -> (width, how to get the value from a Recording); values are µs unless named.
 _COLUMNS = {
     "name": (30, lambda r: r.name),

@@ -10,8 +10,6 @@ import argparse
 import json
 import sys
 
-HELP = "List the recorded GPU results (name, experiment, GPU, date); --json for a machine."
-
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="print a JSON list instead of a table")

@@ -13,8 +13,6 @@ from __future__ import annotations
 import argparse
 import json
 
-HELP = "Simulate N kernels eager vs one graph replay: totals, idle time, break-even."
-
 # Flag -> SimParams field, for the numbers a user may override.
 _PARAM_FLAGS = {
     "host_us": "host time per eager launch (Python + dispatch + cudaLaunchKernel)",

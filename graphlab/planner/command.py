@@ -15,8 +15,6 @@ import argparse
 import dataclasses
 import json
 
-HELP = "Choose the batch sizes to capture as CUDA graphs for a request mix (exact optimum)."
-
 DEFAULT_MAX_GRAPHS = 32
 
 

@@ -17,7 +17,6 @@ import contextlib
 import glob
 import os
 import re
-import secrets
 import signal
 import stat
 import threading
@@ -164,7 +163,7 @@ def _unnamed_files_can_be_named(folder: Path, flag: int) -> bool:
     file system: some refuse O_TMPFILE, some sandboxes refuse the link through /proc)."""
     device = folder.stat().st_dev
     if device not in _LINKABLE:
-        probe = folder / f".graphlab-probe.{os.getpid()}.{secrets.token_hex(6)}.tmp"
+        probe = folder / f".graphlab-probe.{os.getpid()}.{os.urandom(6).hex()}.tmp"
         try:
             fd = os.open(folder, flag | os.O_WRONLY, 0o600)
         except OSError:
@@ -183,7 +182,7 @@ def _unnamed_files_can_be_named(folder: Path, flag: int) -> bool:
 
 def _temp_name(path: Path) -> str:
     """A fresh hidden name next to ``path`` that says which process wrote it."""
-    return str(path.parent / f".{path.name}.{os.getpid()}.{secrets.token_hex(6)}.tmp")
+    return str(path.parent / f".{path.name}.{os.getpid()}.{os.urandom(6).hex()}.tmp")
 
 
 def _remove_stale_temps(path: Path) -> None:

@@ -235,7 +235,8 @@ class Columns:
         args = list(map(_ARGS, kept))
         if None in args:
             args = [_NO_ARGS if a is None else a for a in args]
-        kind = _kinds(cats, names, args)
+        codes = self.name_codes(names)
+        kind = _kinds(cats, names, codes, args)
         host = kind >= _FIRST_HOST_CODE
         gpu = ~host
         start, dur = _times(kept, where, names, cats)
@@ -251,7 +252,7 @@ class Columns:
         stream[gpu] = _ids(list(map(_STREAM, gpu_args)), tid[gpu])
         self.add(
             kind=kind,
-            name=self.name_codes(names),
+            name=codes,
             start=start,
             dur=dur,
             device=device,
@@ -267,25 +268,36 @@ _DEVICE, _STREAM, _CORRELATION, _FORCED = (
 )
 
 
-def _kinds(cats: list[str], names: list[str], args: list[_Args]) -> np.ndarray:
+def _kinds(cats: list[str], names: list[str], codes: np.ndarray, args: list[_Args]) -> np.ndarray:
     """The kind code of each kept event: from its category, and a runtime call's from its name
-    (or the kind graphlab wrote into its args)."""
+    (``codes`` are the names' codes) or the kind graphlab wrote into its args."""
     by_category = {c: _kind_code(c, "", None) for c in set(cats)}
     kind = np.fromiter(map(by_category.__getitem__, cats), dtype=np.int8, count=len(cats))
     host = kind >= _FIRST_HOST_CODE
-    if host.any():
-        mask = host.tolist()
-        keys = list(zip(compress(names, mask), map(_FORCED, compress(args, mask)), strict=True))
-        by_name = {key: _kind_code("cuda_runtime", *key) for key in set(keys)}
-        kind[host] = np.fromiter(map(by_name.__getitem__, keys), dtype=np.int8, count=len(keys))
+    if not host.any():
+        return kind
+    mask = host.tolist()
+    forced = list(map(_FORCED, compress(args, mask)))
+    if forced.count(None) == len(forced):
+        # The usual case, no kind written: each distinct name's kind is worked out once.
+        host_names = list(compress(names, mask))
+        _, first, inverse = np.unique(codes[host], return_index=True, return_inverse=True)
+        per_name = [_kind_code("cuda_runtime", host_names[i], None) for i in first.tolist()]
+        kind[host] = np.array(per_name, dtype=np.int8)[inverse.reshape(-1)]
+        return kind
+    keys = list(zip(compress(names, mask), forced, strict=True))
+    by_name = {key: _kind_code("cuda_runtime", *key) for key in set(keys)}
+    kind[host] = np.fromiter(map(by_name.__getitem__, keys), dtype=np.int8, count=len(keys))
     return kind
 
 
 def _times(kept: list[_Event], where: str, names: list[str], cats: list[str]):
     """Start and duration in ns of each kept event; TraceError at the first that has none."""
     starts, durs = list(map(attrgetter("ts"), kept)), list(map(attrgetter("dur"), kept))
-    start, start_ok = us_texts_to_ns(starts)
-    dur, dur_ok = us_texts_to_ns(durs)
+    # Both columns in one call: each call costs a few dozen numpy operations whatever its size.
+    ns, ok = us_texts_to_ns(starts + durs)
+    start, dur = ns[: len(kept)], ns[len(kept) :]
+    start_ok, dur_ok = ok[: len(kept)], ok[len(kept) :]
     # The texts the quick reading leaves (an exponent, many decimals, no 'dur') are read one by one.
     for i in np.flatnonzero(~(start_ok & dur_ok) | (dur < 0)).tolist():
         ts_value, dur_value = _raw_number(starts[i]), _raw_number(durs[i])
@@ -306,7 +318,7 @@ def read_texts(texts: list[msgspec.Raw], origin: str, advice: str) -> Columns:
     where = f"{origin}: "
     for begin in range(0, len(texts), BATCH_EVENTS):
         batch = texts[begin : begin + BATCH_EVENTS]
-        text = b"[" + b",".join(batch) + b"]"
+        text = _array_text(batch)
         try:
             columns.add_structs(_EVENTS.decode(text), where)
         except msgspec.ValidationError:
@@ -317,6 +329,14 @@ def read_texts(texts: list[msgspec.Raw], origin: str, advice: str) -> Columns:
         # The batch's texts are done with: let their memory go while the next batch is read.
         texts[begin : begin + BATCH_EVENTS] = [None] * len(batch)
     return columns
+
+
+def _array_text(texts: list[msgspec.Raw]) -> bytes:
+    """The JSON array of ``texts``, copying them once: the brackets ride on the first and last
+    text (``b"[" + b",".join(texts) + b"]"`` would copy the whole batch three times)."""
+    if len(texts) == 1:
+        return b"[" + texts[0] + b"]"
+    return b",".join([b"[" + texts[0], *texts[1:-1], bytes(texts[-1]) + b"]"])
 
 
 def _lower(cat: Any) -> str:
