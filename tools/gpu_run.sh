@@ -16,7 +16,9 @@
 #   nbval           nbval over every lesson against its stored outputs
 #   nbval16         nbval with every kernel capped at 16 GB, as on a smaller card
 #   peaks           every lesson's run time and GPU memory peak (peaks.json: the gpu section
-#                   to copy into graphlab/course/; give it STEP_TIMEOUT=1800)
+#                   to copy into graphlab/course/; give it STEP_TIMEOUT=1800), and each lesson
+#                   as it ran, with its outputs (executed/)
+#   updatecosts     lesson 12's recording of update against recapture costs
 #   memory, memoryfid, memory16, failedcapture   the memory benchmarks (JSON results)
 #   profiledlaunch  how much the profiler inflates launch calls (JSON results)
 #
@@ -50,13 +52,16 @@ for step in "$@"; do
   case $step in
     traces) run_step traces python3 tests/traces/make_traces.py "$stage/traces" ;;
     recordings) run_step recordings python3 -m graphlab record --out "$stage/recordings" ;;
+    updatecosts) run_step updatecosts python3 -c "from graphlab.timing.experiments.graph_update \
+      import record_update_costs; print(record_update_costs('$stage/graph_update'))" ;;
     fidelity) run_step fidelity python3 tests/fidelity/record_outcomes.py "$stage/h200_outcomes.json" ;;
     cudatests) run_step cudatests python3 -m pytest -m cuda -p no:cacheprovider -q -rs tests ;;
     notebooks) run_step notebooks python3 tools/execute_notebooks.py ${NOTEBOOKS:-}
       mkdir -p "$stage/notebooks" && cp notebooks/*.ipynb "$stage/notebooks/" ;;
     nbval) run_step nbval python3 -m pytest -p no:cacheprovider -q notebooks ;;
     peaks) cp graphlab/course/peaks.json "$stage/peaks.json"
-      run_step peaks python3 tools/measure_lessons.py --out "$stage/peaks.json" ;;
+      run_step peaks python3 tools/measure_lessons.py --out "$stage/peaks.json" \
+        --executed "$stage/executed" ;;
     nbval16) IPYTHONDIR=$(card16) run_step nbval16 python3 -m pytest -p no:cacheprovider -q notebooks ;;
     memory) run_step memory python3 benchmarks/memory_rounds.py --json "$stage/memory_rounds.json" ;;
     memoryfid) run_step memoryfid python3 benchmarks/memory_rounds.py --only fidelity \

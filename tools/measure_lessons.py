@@ -37,11 +37,11 @@ import nbformat
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from stamp_notebooks import provenance
+from stamp_notebooks import normalise, provenance
 
 from graphlab.course import peaks
 from graphlab.course.workspace import lessons, sync
-from graphlab.support.atomic import write_text_atomically
+from graphlab.support.atomic import atomic_writer, write_text_atomically
 
 CELL_TIMEOUT_S = 900
 
@@ -59,8 +59,15 @@ print(_json.dumps(_peaks))
 """
 
 
-def measure(lesson_file: str, workspace: Path, baseline_used: int | None) -> dict:
-    """Run one lesson of ``workspace``; its seconds, peak and (on a GPU) context overhead."""
+def measure(
+    lesson_file: str, workspace: Path, baseline_used: int | None, executed: Path | None = None
+) -> dict:
+    """Run one lesson of ``workspace``; its seconds, peak and (on a GPU) context overhead.
+
+    With ``executed``, the lesson as it ran (its outputs, without the probe cell) is also written
+    there, stamped and normalised as ``tools/execute_notebooks.py`` writes lessons: one run then
+    gives both the figures and the stored outputs.
+    """
     notebook = nbformat.read(workspace / lesson_file, as_version=4)
     client = nbclient.NotebookClient(
         notebook,
@@ -78,6 +85,13 @@ def measure(lesson_file: str, workspace: Path, baseline_used: int | None) -> dic
         notebook.cells.append(probe)
         client.execute_cell(probe, len(notebook.cells) - 1)
     found = json.loads("".join(o.get("text", "") for o in probe.outputs).strip().splitlines()[-1])
+    if executed is not None:
+        notebook.cells.pop()
+        notebook.metadata["graphlab"] = provenance()
+        normalise(notebook)
+        executed.mkdir(parents=True, exist_ok=True)
+        with atomic_writer(executed / lesson_file) as out:
+            nbformat.write(notebook, out)
     result = {"seconds": round(seconds, 1)}
     if "reserved_peak_bytes" in found:
         result["peak_bytes"] = found["reserved_peak_bytes"]
@@ -113,6 +127,9 @@ def cpu_model() -> str:
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, default=peaks.PATH, help="file to update")
+    parser.add_argument(
+        "--executed", type=Path, help="also write each lesson, with its outputs, into this folder"
+    )
     args = parser.parse_args(argv)
 
     meta = provenance()
@@ -134,7 +151,7 @@ def main(argv: list[str]) -> int:
         failed = []
         for lesson in lessons():
             try:
-                found = measure(lesson.file, workspace, baseline)
+                found = measure(lesson.file, workspace, baseline, args.executed)
             except nbclient.exceptions.CellExecutionError as error:
                 plain = re.sub(r"\x1b\[[0-9;]*m", "", str(error))  # IPython's colours
                 last = [line for line in plain.splitlines() if line.strip()][-1]
