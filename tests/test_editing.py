@@ -63,26 +63,30 @@ def test_an_update_reads_and_writes_the_source_captures_memory(inputs):
     assert torch.allclose(y_b, step(x_b))
 
 
-@pytest.mark.parametrize(
-    ("other", "verdict"),
-    [
-        (lambda x: torch.tanh(x * 1.5 - 0.25) * 2, "CU_GRAPH_EXEC_UPDATE_ERROR_TOPOLOGY_CHANGED"),
-        (lambda x: torch.cos(x * 1.5 - 0.25), "CU_GRAPH_EXEC_UPDATE_ERROR_FUNCTION_CHANGED"),
-    ],
-    ids=["one more operation", "another kernel"],
-)
-def test_a_refused_update_says_why_and_leaves_the_target_as_it_was(inputs, other, verdict):
+def test_a_refused_update_says_why_and_leaves_the_target_as_it_was(inputs):
     x_a, x_b = inputs
     target, y_a = kept(step, x_a)
     target.instantiate()
-    refused, _ = kept(other, x_b)
+    longer, _ = kept(lambda x: step(x) * 2, x_b)
     with pytest.raises(GraphUpdateError) as info:
-        update_graph(target, refused)
-    assert info.value.reason == verdict
-    assert verdict in str(info.value)
+        update_graph(target, longer)
+    assert info.value.reason == "CU_GRAPH_EXEC_UPDATE_ERROR_TOPOLOGY_CHANGED"
+    assert "(the target has 3 nodes, the source 4)" in str(info.value)
     y_a.zero_()
     target.replay()
     assert torch.allclose(y_a, step(x_a))
+
+
+def test_another_kernel_function_in_a_node_is_updated(inputs):
+    # CUDA 12+ updates a kernel node to another function (seen on an H200, CUDA 13.0)
+    x_a, x_b = inputs
+    target, _ = kept(step, x_a)
+    target.instantiate()
+    source, y_cos = kept(lambda x: torch.cos(x * 1.5 - 0.25), x_b)
+    update_graph(target, source)
+    y_cos.zero_()
+    target.replay()
+    assert torch.allclose(y_cos, torch.cos(x_b * 1.5 - 0.25))
 
 
 def test_a_source_that_was_not_kept_is_refused_with_the_fix(inputs):

@@ -92,8 +92,13 @@ def shares_memory(a: torch.Tensor, b: torch.Tensor) -> bool:
     return start_a < start_b + sb.nbytes() and start_b < start_a + sa.nbytes()
 
 
-def warmed_capture(fn: Callable[[], Any], *, pool: Any = None, warmups: int = 2) -> tuple[Any, Any]:
+def warmed_capture(
+    fn: Callable[[], Any], *, pool: Any = None, warmups: int = 2, keep_graph: bool = False
+) -> tuple[Any, Any]:
     """``(graph, fn())`` captured on the live backend, after ``warmups`` runs on the side stream.
+
+    ``keep_graph=True`` keeps the graph's nodes (and leaves it to be instantiated), for
+    checkers that list or compare them.
 
     Warming up creates what ``fn`` initialises lazily (cuBLAS handles, allocator blocks) before
     capture; capturing on the same side stream (graphlab's one per device) lets graphs that share
@@ -104,7 +109,7 @@ def warmed_capture(fn: Callable[[], Any], *, pool: Any = None, warmups: int = 2)
         # The CPU emulator's one-time notes on where it differs from a GPU (streams run serially,
         # pools are not reused) are about the learner's code, not the checker's own capture.
         warnings.filterwarnings("ignore", message="graphlab CPU emulator differs")
-        return capture_on_side_stream(cuda, fn, warmups=warmups, pool=pool)
+        return capture_on_side_stream(cuda, fn, warmups=warmups, pool=pool, keep_graph=keep_graph)
 
 
 def replay_kernels(graph: Any) -> int | None:

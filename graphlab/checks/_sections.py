@@ -41,7 +41,7 @@ MAKE_UP = Section("11_full_vs_piecewise", 3, "A full graph: the make-up as data"
 DISPATCHER = Section("11_full_vs_piecewise", 5, "A dispatcher and its key")
 # 12 changing a graph
 UPDATE = Section("12_changing_a_graph", 2, "Update the executable graph from another capture")
-UPDATE_REFUSED = Section("12_changing_a_graph", 3, "What an update refuses")
+UPDATE_REFUSED = Section("12_changing_a_graph", 3, "What an update refuses, and what it accepts")
 REPOINT_EXERCISE = Section("12_changing_a_graph", 6, "Exercise: point a graph at a new input")
 # 14 which sizes to capture
 PRICING = Section("14_capture_sizes", 3, "What a plan costs")

@@ -68,7 +68,9 @@ def check_repoint(repoint: Callable) -> None:
     """
     cuda, device = live()
     old_x = torch.linspace(-0.9, 1.7, SIZE, device=device)
-    graph, old_out = warmed_capture(lambda: _work(old_x))
+    # Kept, so that a refused update can be explained from the two graphs' nodes on a GPU too.
+    graph, old_out = warmed_capture(lambda: _work(old_x), keep_graph=True)
+    graph.instantiate()
     graph.replay()
     new_x = torch.linspace(2.05, -0.65, SIZE, device=device)
     with _Watched(graph) as watched:

@@ -12,15 +12,17 @@ a failure into one sentence.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import torch
 
 from graphlab.errors import GraphlabError, GraphUpdateError
 from graphlab.support.graph_updates import (
     GraphNode,
     check_kernel_pair,
+    diagnose,
     no_executable,
     no_kept_graph,
-    refusal,
     short_kernel_name,
 )
 
@@ -102,44 +104,68 @@ def _kernel_name(node) -> str | None:
     return short_kernel_name(name.decode() if isinstance(name, bytes) else str(name))
 
 
-def nodes(graph) -> list[GraphNode]:
+def nodes(graph, role: str = "given") -> list[GraphNode]:
     """Every node of the kept ``graph``: kind, and the kernel's name for kernel nodes."""
     found = []
-    for node in _node_handles(graph, "given"):
+    for node in _node_handles(graph, role):
         kind = _kind(node)
         found.append(GraphNode(kind, _kernel_name(node) if kind == "kernel" else None))
     return found
 
 
 def exec_update(target, source) -> None:
-    """cuGraphExecUpdate(target's executable graph, source's graph), with CUDA's verdict."""
+    """cuGraphExecUpdate(target's executable graph, source's graph), with the reason it failed.
+
+    cuda-bindings returns no ``CUgraphExecUpdateResultInfo`` when the update fails (seen with
+    cuda-bindings 13 on CUDA 13.0), so the reason is read from the two graphs' nodes where the
+    target's graph was kept too.
+    """
     driver = _driver()
     executable = _raw_exec(target, "target")
     graph = _raw_graph(source, "source")
-    status, info = driver.cuGraphExecUpdate(executable, graph)
+    status, _ = driver.cuGraphExecUpdate(executable, graph)
     if status == driver.CUresult.CUDA_SUCCESS:
         return
-    raise refusal(info.result.name if info is not None else status.name)
+    try:
+        refused = diagnose(nodes(target, "target"), nodes(source, "source"))
+    except GraphUpdateError:  # the target's graph was not kept: its nodes cannot be compared
+        refused = None
+    if refused is not None:
+        raise refused
+    raise GraphUpdateError(
+        f"CUDA refused to update the target from the source ({status.name}): the two graphs "
+        "differ in more than their nodes' parameters. Capture the source by running exactly "
+        "the same code on tensors of the same shapes and dtypes (keep the target's graph too, "
+        "CUDAGraph(keep_graph=True), and graphlab names the difference).",
+        reason=status.name,
+    )
 
 
-def set_kernel_node(target, source, index: int) -> None:
-    """cuGraphExecKernelNodeSetParams for node ``index``, with the parameters of ``source``'s."""
+def kernel_node_setter(target, source, index: int) -> Callable[[], None]:
+    """A call that gives kernel node ``index`` of ``target`` the parameters of ``source``'s.
+
+    Everything is looked up once, here; each call is one cuGraphExecKernelNodeSetParams, which
+    is what a program that changes a node often (and a timing of it) wants.
+    """
     driver = _driver()
     targets = _node_handles(target, "target")
     sources = _node_handles(source, "source")
     check_kernel_pair(index, [_kind(n) for n in targets], [_kind(n) for n in sources])
-    names = (_kernel_name(targets[index]), _kernel_name(sources[index]))
-    if names[0] != names[1]:
-        raise refusal(
-            "CU_GRAPH_EXEC_UPDATE_ERROR_FUNCTION_CHANGED",
-            f" (node {index} runs {names[0]} in the target and {names[1]} in the source)",
-        )
     params = _call(driver.cuGraphKernelNodeGetParams(sources[index]), "cuGraphKernelNodeGetParams")
     executable = _raw_exec(target, "target")
-    status = driver.cuGraphExecKernelNodeSetParams(executable, targets[index], params)[0]
-    if status != driver.CUresult.CUDA_SUCCESS:
-        raise GraphUpdateError(
-            f"CUDA refused to give node {index} the source's parameters ({status.name}): the "
-            "two nodes must run the same kernel function.",
-            reason=status.name,
-        )
+    node = targets[index]
+
+    def set_params() -> None:
+        status = driver.cuGraphExecKernelNodeSetParams(executable, node, params)[0]
+        if status != driver.CUresult.CUDA_SUCCESS:
+            raise GraphUpdateError(
+                f"CUDA refused to give node {index} the source's parameters ({status.name}).",
+                reason=status.name,
+            )
+
+    return set_params
+
+
+def set_kernel_node(target, source, index: int) -> None:
+    """cuGraphExecKernelNodeSetParams for node ``index``, with the parameters of ``source``'s."""
+    kernel_node_setter(target, source, index)()

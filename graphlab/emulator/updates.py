@@ -3,8 +3,9 @@
 An emulated graph is its list of recorded steps, one per operation a GPU would run as a kernel,
 each bound to the memory it read and wrote at capture. CUDA's update takes every node's
 parameters (its addresses and scalars) from another graph of the same shape; here the target takes
-the source's steps, under CUDA's conditions: as many steps, each the same aten operation (a GPU
-would refuse a different kernel function). Like the GPU, the emulator checks only the graph's
+the source's steps, under CUDA's conditions: as many steps, each of the same kind (a kernel, or a
+copy that a GPU runs as a memcpy node); another operation in a step is accepted, as CUDA 12 and
+later accept another kernel function. Like the GPU, the emulator checks only the graph's
 shape: the update is the program's promise that the source's memory outlives the target's
 replays, and a replay after the source was reset is announced with a warning.
 """
@@ -14,9 +15,9 @@ from __future__ import annotations
 from graphlab.support.graph_updates import (
     GraphNode,
     check_kernel_pair,
+    diagnose,
     no_executable,
     no_kept_graph,
-    refusal,
 )
 
 __all__ = ["exec_update", "nodes", "set_kernel_node"]
@@ -45,30 +46,23 @@ def _kind(kernel: str) -> str:
     return "memcpy" if kernel == _COPY else "kernel"
 
 
+def _nodes(kernels) -> list[GraphNode]:
+    return [GraphNode(_kind(k), k if _kind(k) == "kernel" else None) for k in kernels]
+
+
 def nodes(graph) -> list[GraphNode]:
     """One node per recorded operation, named by its aten operation."""
-    return [GraphNode(_kind(k), k if _kind(k) == "kernel" else None) for k in _kept(graph, "given")]
+    return _nodes(_kept(graph, "given"))
 
 
 def exec_update(target, source) -> None:
     """Give ``target`` the steps of ``source`` if CUDA would update one from the other."""
     _executable(target, "target")
-    theirs = _kept(source, "source")
-    ours = target._kernels
-    if len(ours) != len(theirs):
-        raise refusal(
-            "CU_GRAPH_EXEC_UPDATE_ERROR_TOPOLOGY_CHANGED",
-            f" (the target has {len(ours)} nodes, the source {len(theirs)})",
-        )
-    for index, (mine, other) in enumerate(zip(ours, theirs, strict=True)):
-        if _kind(mine) != _kind(other):
-            raise refusal("CU_GRAPH_EXEC_UPDATE_ERROR_NODE_TYPE_CHANGED", f" (node {index})")
-        if mine != other:
-            raise refusal(
-                "CU_GRAPH_EXEC_UPDATE_ERROR_FUNCTION_CHANGED",
-                f" (node {index} runs {mine} in the target and {other} in the source)",
-            )
+    refused = diagnose(_nodes(target._kernels), _nodes(_kept(source, "source")))
+    if refused is not None:
+        raise refused
     target._steps = list(source._steps)
+    target._kernels = source._kernels
     target._inputs = source._inputs
     target._updated_from = source
 
@@ -79,10 +73,6 @@ def set_kernel_node(target, source, index: int) -> None:
     ours = _kept(target, "target")
     theirs = _kept(source, "source")
     check_kernel_pair(index, [_kind(k) for k in ours], [_kind(k) for k in theirs])
-    if ours[index] != theirs[index]:
-        raise refusal(
-            "CU_GRAPH_EXEC_UPDATE_ERROR_FUNCTION_CHANGED",
-            f" (node {index} runs {ours[index]} in the target and {theirs[index]} in the source)",
-        )
     target._steps[index] = source._steps[index]
+    target._kernels = (*ours[:index], theirs[index], *ours[index + 1 :])
     target._updated_from = source

@@ -15,6 +15,7 @@ from graphlab.errors import GraphUpdateError
 __all__ = [
     "GraphNode",
     "check_kernel_pair",
+    "diagnose",
     "no_executable",
     "no_kept_graph",
     "refusal",
@@ -75,8 +76,7 @@ _REASONS = {
     "operations, or operations connected differently)",
     "NODE_TYPE_CHANGED": "a node changed kind (for example a kernel in one graph is a memcpy in "
     "the other)",
-    "FUNCTION_CHANGED": "a kernel node runs another kernel function (another operation, dtype, "
-    "or a shape for which PyTorch picks another kernel)",
+    "FUNCTION_CHANGED": "a kernel node runs another kernel function in a way CUDA cannot update",
     "PARAMETERS_CHANGED": "a node's parameters changed in a way CUDA cannot update (for "
     "example a memcpy between other kinds of memory)",
     "NOT_SUPPORTED": "the graph holds a kind of node CUDA cannot update",
@@ -124,3 +124,25 @@ def check_kernel_pair(index: int, target_kinds: list[str], source_kinds: list[st
             f"Node {index} is a {kinds[0]} in the target and a {kinds[1]} in the source: only "
             "kernel nodes take new kernel parameters."
         )
+
+
+def diagnose(ours: list[GraphNode], theirs: list[GraphNode]) -> GraphUpdateError | None:
+    """Why CUDA refuses to update a graph of nodes ``ours`` from one of nodes ``theirs``, if the
+    nodes show it: another number of nodes, or a node of another kind at the same place.
+
+    Another kernel function in a kernel node is no reason: CUDA 12 and later update it (seen on
+    an H200 with CUDA 13.0), within limits the nodes do not show (same context, same kind of
+    launch), which CUDA itself checks.
+    """
+    if len(ours) != len(theirs):
+        return refusal(
+            "CU_GRAPH_EXEC_UPDATE_ERROR_TOPOLOGY_CHANGED",
+            f" (the target has {len(ours)} nodes, the source {len(theirs)})",
+        )
+    for index, (mine, other) in enumerate(zip(ours, theirs, strict=True)):
+        if mine.kind != other.kind:
+            return refusal(
+                "CU_GRAPH_EXEC_UPDATE_ERROR_NODE_TYPE_CHANGED",
+                f" (node {index} is a {mine.kind} in the target and a {other.kind} in the source)",
+            )
+    return None

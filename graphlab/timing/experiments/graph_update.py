@@ -17,11 +17,13 @@ the call returns, except a replay, which the second synchronize waits for):
 - ``capture_us``: capture into a kept ``CUDAGraph(keep_graph=True)``, not instantiated;
 - ``instantiate_us``: ``instantiate()`` of such a kept graph;
 - ``update_us``: :func:`graphlab.editing.update_graph` from a kept graph of the same chain;
-- ``set_node_us``: :func:`graphlab.editing.set_kernel_node` of node 0 alone;
+- ``set_node_us``: one ``cuGraphExecKernelNodeSetParams`` of node 0 (its handles looked up
+  beforehand, see :func:`graphlab.editing.cuda_graphs.kernel_node_setter`);
 - ``replay_us``: one replay of the updated graph.
 
 ``update_correct`` says whether the updated graph's replay wrote the source's result into the
-source's output; ``refused`` is CUDA's verdict on an update from a chain one kernel longer.
+source's output; ``refused`` is the reason given for refusing an update from a chain one kernel
+longer.
 """
 
 from __future__ import annotations
@@ -34,7 +36,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from graphlab.editing import set_kernel_node, update_graph
+from graphlab.editing import update_graph
+from graphlab.editing.cuda_graphs import kernel_node_setter
 from graphlab.errors import GraphUpdateError, RecordingError
 from graphlab.support.atomic import write_text_atomically
 
@@ -86,8 +89,10 @@ def _row(kernels: int, numel: int, repeats: int) -> dict[str, Any]:
     x_a = torch.rand(numel, device="cuda")
     x_b = torch.rand(numel, device="cuda")
 
-    def kept(x, length=kernels):
-        return capture_on_side_stream(cuda, lambda: _chain(x, length), warmups=1, keep_graph=True)
+    def kept(x, length=kernels, warmups=1):
+        return capture_on_side_stream(
+            cuda, lambda: _chain(x, length), warmups=warmups, keep_graph=True
+        )
 
     target, _ = kept(x_a)
     target.instantiate()
@@ -96,11 +101,11 @@ def _row(kernels: int, numel: int, repeats: int) -> dict[str, Any]:
     row["recapture_us"] = _median_us(
         lambda: capture_on_side_stream(cuda, lambda: _chain(x_b, kernels), warmups=0), repeats
     )
-    row["capture_us"] = _median_us(lambda: kept(x_b), repeats)
+    row["capture_us"] = _median_us(lambda: kept(x_b, warmups=0), repeats)
     spares = [kept(x_b)[0] for _ in range(repeats)]
     row["instantiate_us"] = _median_us(lambda: spares.pop().instantiate(), repeats)
     row["update_us"] = _median_us(lambda: update_graph(target, source), repeats)
-    row["set_node_us"] = _median_us(lambda: set_kernel_node(target, source, 0), repeats)
+    row["set_node_us"] = _median_us(kernel_node_setter(target, source, 0), repeats)
     update_graph(target, source)
     source_out.zero_()
     row["replay_us"] = _median_us(target.replay, repeats)
