@@ -39,6 +39,8 @@ def test_a_kept_graph_lists_one_kernel_node_per_operation(inputs):
     assert [node.kind for node in found] == ["kernel", "kernel", "kernel"]
     if backend().is_cuda:
         assert all("elementwise_kernel" in node.name for node in found)
+        assert found[0].name.endswith("<MulFunctor>")
+        assert "tanh" in found[2].name
     else:
         assert [node.name for node in found] == [
             "aten.mul.Tensor",
@@ -145,8 +147,19 @@ def test_an_emulated_graph_and_another_kind_are_refused_together(inputs):
     [
         (
             "_ZN2at6native29vectorized_elementwise_kernelILi4ENS0_11FillFunctorIfEEEEviT0_T1_",
-            "at::native::vectorized_elementwise_kernel",
+            "at::native::vectorized_elementwise_kernel<FillFunctor>",
         ),
+        (  # as cuFuncGetName gave it on the H200 for x * 1.5 (torch 2.11)
+            "_ZN2at6native29vectorized_elementwise_kernelILi4ENS0_13AUnaryFunctorIfffNS0_15binary_"
+            "internal10MulFunctorIfEEEESt5arrayIPcLm2EEEEviT0_T1_",
+            "at::native::vectorized_elementwise_kernel<MulFunctor>",
+        ),
+        (
+            "_ZN2at6native29vectorized_elementwise_kernelILi4EZZZNS0_16tanh_kernel_cudaERNS_18Tensor"
+            "IteratorBaseEENKUlvE_clEvENKUlvE0_clEvEUlfE_St5arrayIPcLm2EEEEviT0_T1_",
+            "at::native::vectorized_elementwise_kernel<tanh_kernel_cuda>",
+        ),
+        ("_ZN4nccl6kernelEv", "nccl::kernel"),
         ("_Z15set_cond_kernelPf", "set_cond_kernel"),
         ("nccl_kernel", "nccl_kernel"),
     ],

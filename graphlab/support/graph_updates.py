@@ -42,13 +42,17 @@ class GraphNode:
 # qualified name is the run of <length><identifier> pieces after "_ZN" (or "_Z" for a function
 # outside any namespace), up to the template arguments ("I") or the end of the name ("E").
 _PIECE = re.compile(r"(\d+)")
+# PyTorch's elementwise kernels are one template; what tells them apart is the functor (or the
+# lambda's enclosing function) among their template arguments: MulFunctor, tanh_kernel_cuda...
+_TELLING = re.compile(r"Functor|_kernel_cuda$")
 
 
 def short_kernel_name(symbol: str) -> str:
-    """``at::native::vectorized_elementwise_kernel`` from its mangled symbol; other names as given.
+    """``at::native::vectorized_elementwise_kernel<MulFunctor>`` from its mangled symbol.
 
-    Template arguments and parameter types are left out: they make names hundreds of characters
-    long and say nothing a learner needs in order to tell the kernels of a graph apart.
+    The qualified name, plus the last functor (or ``*_kernel_cuda`` function) named in the
+    template arguments when there is one; the other template arguments and the parameter types
+    are left out: they make names hundreds of characters long. Other names are returned as given.
     """
     if symbol.startswith("_ZN"):
         pos = 3
@@ -67,7 +71,21 @@ def short_kernel_name(symbol: str) -> str:
         pos = start + length
         if not symbol.startswith("N", 2) and pieces:
             break
-    return "::".join(pieces) if pieces else symbol
+    if not pieces:
+        return symbol
+    telling = [name for name in _identifiers(symbol[pos:]) if _TELLING.search(name)]
+    return "::".join(pieces) + (f"<{telling[-1]}>" if telling else "")
+
+
+def _identifiers(mangled: str) -> list[str]:
+    """Every <length><identifier> that can be read in ``mangled``, in order (some are noise)."""
+    found = []
+    for match in re.finditer(r"(?<!\d)(\d+)", mangled):
+        length = int(match.group(1))
+        name = mangled[match.end() : match.end() + length]
+        if len(name) == length and name.isidentifier():
+            found.append(name)
+    return found
 
 
 # What each verdict of cuGraphExecUpdate means for graphs captured from PyTorch.
