@@ -20,6 +20,7 @@ network is used: JupyterLab serves every asset itself, plotly's widget code ship
 
 from __future__ import annotations
 
+import inspect
 import os
 import shutil
 import socket
@@ -33,6 +34,7 @@ import nbformat
 import pytest
 from browser.stored import execute_as_stored
 from nbconvert import HTMLExporter
+from right_answers import repoint_by_hand
 
 pytestmark = pytest.mark.browser
 
@@ -404,3 +406,60 @@ def drive_lesson_14(page) -> None:
         f"() => ({PLAN_VIEW_JS}).layout.xaxis.type === 'log'", timeout=REDRAW_S * 1000
     )
     save(cell, "plan_view_memory.png")
+
+
+LESSON_12 = ROOT / "notebooks" / "12_changing_a_graph.ipynb"
+# Two answers a learner types into lesson 12's exercise cell in place of the stub: first a graph
+# of their own that never updates the given one, then a right one in another style than the
+# lesson's solution (capture_begin/capture_end on a stream of their own).
+LESSON_12_WRONG = """def repoint(graph, fn, new_x):
+    source = cuda.CUDAGraph(keep_graph=True)
+    with cuda.graph(source):
+        out = fn(new_x)
+    source.replay()
+    return out, source"""
+LESSON_12_RIGHT = inspect.getsource(repoint_by_hand).replace("repoint_by_hand", "repoint")
+# JavaScript: give cell ``index`` of the open notebook the source ``text`` and run it.
+RUN_CELL_JS = """async ([index, text]) => {
+    const panel = window.jupyterapp.shell.currentWidget;
+    if (text !== null) panel.content.widgets[index].model.sharedModel.setSource(text);
+    panel.content.activeCellIndex = index;
+    await window.jupyterapp.commands.execute('notebook:run-cell');
+}"""
+
+
+def test_lesson_12_as_a_learner_runs_it_and_answers_wrong_then_right(tmp_path):
+    in_lab(tmp_path, LESSON_12, drive_lesson_12)
+
+
+def answer_and_check(page, stub: int, answer: str) -> str:
+    """Run ``answer`` in the exercise cell, then the check cell; the check's output text."""
+    page.evaluate(RUN_CELL_JS, [stub, answer])
+    page.wait_for_function(KERNEL_IDLE_JS, timeout=CELLS_S * 1000)
+    page.evaluate(RUN_CELL_JS, [stub + 2, None])  # after the hidden solution cell
+    page.wait_for_function(KERNEL_IDLE_JS, timeout=CELLS_S * 1000)
+    return (
+        page.locator(".jp-Notebook .jp-Cell").nth(stub + 2).locator(".jp-OutputArea").inner_text()
+    )
+
+
+def drive_lesson_12(page) -> None:
+    page.wait_for_function(KERNEL_IDLE_JS, timeout=SERVER_START_S * 1000)
+    page.evaluate("() => { window.jupyterapp.commands.execute('notebook:run-all-cells'); }")
+    page.get_by_text("not attempted yet").wait_for(timeout=CELLS_S * 1000)
+    page.wait_for_function(KERNEL_IDLE_JS, timeout=CELLS_S * 1000)
+    outputs = " ".join(page.locator(".jp-OutputArea-output").all_inner_texts())
+    assert "Traceback" not in outputs
+    assert "recorded on NVIDIA H200" in outputs  # the costs table's source, on this CPU machine
+    cells = page.locator(".jp-Notebook .jp-Cell")
+    stub = next(
+        i for i in range(cells.count()) if "raise NotImplementedError" in cells.nth(i).inner_text()
+    )
+    wrong = answer_and_check(page, stub, LESSON_12_WRONG)
+    assert wrong.startswith("repoint: not right yet")
+    assert "still wrote its own output" in wrong
+    assert "Reread: lesson 12_changing_a_graph, section 2" in wrong
+    assert "Traceback" not in wrong
+    save(cells.nth(stub + 2), "lesson_12_wrong_answer.png")
+    right = answer_and_check(page, stub, LESSON_12_RIGHT)
+    assert right.startswith("PASSED replays of the given graph"), right

@@ -47,7 +47,8 @@ def test_every_lesson_is_in_a_table_with_its_measured_times():
         gpu = measured.gpu and measured.gpu.lessons.get(lesson.id)
         cpu = measured.cpu and measured.cpu.lessons.get(lesson.id)
         assert gpu_time == (f"{gpu.seconds:.1f} s" if gpu else NOT_MEASURED), lesson.id
-        assert gpu_peak == (f"{gpu.peak_bytes / 2**20:,.0f} MiB" if gpu else NOT_MEASURED), lesson.id
+        mib = f"{gpu.peak_bytes / 2**20:,.0f} MiB" if gpu else NOT_MEASURED
+        assert gpu_peak == mib, lesson.id
         assert cpu_time == (f"{cpu.seconds:.1f} s" if cpu else NOT_MEASURED), lesson.id
 
 

@@ -51,32 +51,35 @@ def _call(result, what: str):
     return values[0] if len(values) == 1 else values
 
 
-def _raw_graph(graph, role: str):
-    """The kept CUgraph of ``graph``, or a sentence on how to keep it."""
-    if not hasattr(graph, "raw_cuda_graph"):
+# torch's raw handles: the method, the torch release that added it, what it hands out, and the
+# error that says how to get one when the graph has none (torch raises RuntimeError then).
+_RAW = {
+    "graph": ("raw_cuda_graph", "2.8", "a captured graph", no_kept_graph),
+    "executable": ("raw_cuda_graph_exec", "2.9", "an executable graph", no_executable),
+}
+
+
+def _raw(graph, which: str, role: str) -> int:
+    method, since, what, missing = _RAW[which]
+    if not hasattr(graph, method):
         raise GraphUpdateError(
-            f"torch {torch.__version__} cannot hand out a captured graph: "
-            "CUDAGraph(keep_graph=True) and raw_cuda_graph() arrived in torch 2.8."
+            f"torch {torch.__version__} cannot hand out {what}: {method}() arrived in torch "
+            f"{since} (with CUDAGraph(keep_graph=True), torch 2.8)."
         )
     try:
-        raw = graph.raw_cuda_graph()
+        return getattr(graph, method)()
     except RuntimeError as error:
-        raise no_kept_graph(role, str(error).splitlines()[0]) from None
-    return _driver().CUgraph(init_value=raw)
+        raise missing(role, str(error).splitlines()[0]) from None
+
+
+def _raw_graph(graph, role: str):
+    """The kept CUgraph of ``graph``, or a sentence on how to keep it."""
+    return _driver().CUgraph(init_value=_raw(graph, "graph", role))
 
 
 def _raw_exec(graph, role: str):
     """The CUgraphExec of ``graph``, or a sentence on how to build it."""
-    if not hasattr(graph, "raw_cuda_graph_exec"):
-        raise GraphUpdateError(
-            f"torch {torch.__version__} cannot hand out an executable graph: "
-            "raw_cuda_graph_exec() arrived in torch 2.9."
-        )
-    try:
-        raw = graph.raw_cuda_graph_exec()
-    except RuntimeError as error:
-        raise no_executable(role, str(error).splitlines()[0]) from None
-    return _driver().CUgraphExec(init_value=raw)
+    return _driver().CUgraphExec(init_value=_raw(graph, "executable", role))
 
 
 def _node_handles(graph, role: str) -> list:

@@ -28,7 +28,6 @@ longer.
 
 from __future__ import annotations
 
-import json
 import os
 import statistics
 import time
@@ -38,14 +37,12 @@ from typing import Any
 
 from graphlab.editing import update_graph
 from graphlab.editing.cuda_graphs import kernel_node_setter
-from graphlab.errors import GraphUpdateError, RecordingError
-from graphlab.support.atomic import write_text_atomically
+from graphlab.errors import GraphUpdateError
 
 from ..compare import require_gpu
-from ..machine import machine_meta
 from ..recordings import RECORDINGS_DIR
 from ..side_stream import capture_on_side_stream
-from .recorder import load_own_schema, writable_folder
+from .recorder import load_own_schema, record_own_schema, writable_folder
 
 __all__ = [
     "UPDATE_DIR",
@@ -138,10 +135,7 @@ def record_update_costs(
     """Measure :func:`measure_update_costs` and write ``update_costs.json`` atomically, by
     default into the bundled ``recorded/graph_update`` folder."""
     folder = writable_folder(out_dir if out_dir is not None else UPDATE_DIR)
-    data = {"schema": UPDATE_SCHEMA, "name": UPDATE_NAME, "meta": machine_meta(command)}
-    data.update(measure_update_costs())
-    text = json.dumps(data, separators=(",", ":"), allow_nan=False)
-    return write_text_atomically(folder / f"{UPDATE_NAME}.json", text + "\n", RecordingError)
+    return record_own_schema(folder, UPDATE_SCHEMA, UPDATE_NAME, command, measure_update_costs())
 
 
 def load_update_costs(directory: str | os.PathLike | None = None) -> dict[str, Any]:

@@ -28,6 +28,7 @@ __all__ = [
     "load_own_schema",
     "measure_experiment",
     "record",
+    "record_own_schema",
     "writable_folder",
     "write_recording",
 ]
@@ -82,6 +83,16 @@ def writable_folder(directory: str | os.PathLike) -> Path:
     if not os.access(folder, os.W_OK):
         raise RecordingError(f"cannot write recordings into {folder}: permission denied")
     return folder
+
+
+def record_own_schema(
+    folder: Path, schema: str, name: str, command: str, measured: Mapping[str, Any]
+) -> Path:
+    """Write a lesson's recording of its own ``schema`` as ``folder/<name>.json``, atomically:
+    the schema, the name, the machine's provenance and what was ``measured``."""
+    data = {"schema": schema, "name": name, "meta": machine_meta(command), **measured}
+    text = json.dumps(data, separators=(",", ":"), allow_nan=False)
+    return write_text_atomically(folder / f"{name}.json", text + "\n", RecordingError)
 
 
 def load_own_schema(path: Path, schema: str, keys: Sequence[str], how: str) -> dict[str, Any]:

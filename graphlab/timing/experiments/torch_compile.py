@@ -22,7 +22,6 @@ Counts (``{"captures", "replays", "cudagraph_skips", "log"}``) come from
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 import re
@@ -32,15 +31,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from graphlab.errors import RecordingError
-from graphlab.support.atomic import write_text_atomically
 from graphlab.support.torch_internals import compile_counters
 
 from .. import workloads
 from ..compare import capture, require_gpu
-from ..machine import machine_meta
 from ..recordings import RECORDINGS_DIR
-from .recorder import load_own_schema, writable_folder
+from .recorder import load_own_schema, record_own_schema, writable_folder
 
 __all__ = [
     "COMPILED_DIR",
@@ -320,10 +316,7 @@ def record_compiled(
     """Measure :func:`measure_compiled` and write ``compiled_mlp_l16_w64_b4.json`` atomically,
     by default into the bundled ``recorded/compiled`` folder."""
     folder = writable_folder(out_dir if out_dir is not None else COMPILED_DIR)
-    data = {"schema": COMPILED_SCHEMA, "name": COMPILED_NAME, "meta": machine_meta(command)}
-    data.update(measure_compiled())
-    text = json.dumps(data, separators=(",", ":"), allow_nan=False)
-    return write_text_atomically(folder / f"{COMPILED_NAME}.json", text + "\n", RecordingError)
+    return record_own_schema(folder, COMPILED_SCHEMA, COMPILED_NAME, command, measure_compiled())
 
 
 def load_compiled(directory: str | os.PathLike | None = None) -> dict[str, Any]:
