@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
 import subprocess
 import sys
@@ -225,7 +226,7 @@ def test_lab_copies_the_lessons_into_the_workspace_once_and_opens_lesson_00(
     capsys, tmp_path, monkeypatch, shipped
 ):
     launched = []
-    monkeypatch.setattr(lab.subprocess, "call", lambda cmd: launched.append(cmd) or 0)
+    monkeypatch.setattr(lab.subprocess, "call", lambda cmd, env: launched.append(cmd) or 0)
     workspace = tmp_path / "course"
     code, out, err = run_cli(capsys, "lab", "--workspace", str(workspace), "--no-browser")
     assert (code, err) == (0, "")
@@ -248,7 +249,7 @@ def test_lab_workspace_defaults_to_graphlab_course_in_the_home_folder(
     capsys, tmp_path, monkeypatch, shipped
 ):
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
-    monkeypatch.setattr(lab.subprocess, "call", lambda cmd: 0)
+    monkeypatch.setattr(lab.subprocess, "call", lambda cmd, env: 0)
     assert lab_args().workspace == "~/graphlab-course"
     assert run_cli(capsys, "lab")[0] == 0
     copied = sorted(p.name for p in (tmp_path / "home" / "graphlab-course").glob("*.ipynb"))
@@ -402,4 +403,25 @@ def test_a_trace_beyond_the_memory_left_is_refused_in_one_line(tmp_path):
         rf"graphlab gaps: {path}: reading \d+ MiB needs about \d+ MiB of memory and \d+ MiB is "
         r"available: .*\n",
         result.stderr,
+    )
+
+
+def test_the_course_lab_reads_a_page_config_that_switches_off_the_default_tours(monkeypatch):
+    # jupyterlab_server merges the labconfig/page_config.json of every folder on Jupyter's
+    # config path: the environment graphlab lab starts JupyterLab with must give the
+    # default tours' plugin as disabled, and keep a config path the learner had set.
+    from jupyterlab_server.config import get_page_config
+
+    env = lab.lab_environment({"JUPYTER_CONFIG_PATH": "/etc/learner-jupyter", "HOME": "/home/x"})
+    assert env["JUPYTER_CONFIG_PATH"].split(os.pathsep) == [
+        str(lab.LAB_CONFIG),
+        "/etc/learner-jupyter",
+    ]
+    assert env["HOME"] == "/home/x"
+    monkeypatch.setenv("JUPYTER_CONFIG_PATH", env["JUPYTER_CONFIG_PATH"])
+    assert "jupyterlab-tour:default-tours" in get_page_config([])["disabledExtensions"]
+    monkeypatch.setenv("JUPYTER_CONFIG_PATH", "")
+    assert (
+        "jupyterlab-tour:default-tours"
+        not in get_page_config(labextensions_path=[])["disabledExtensions"]
     )

@@ -24,6 +24,21 @@ from pathlib import Path
 #: Where the learner's copy of the course goes unless ``--workspace`` says otherwise.
 DEFAULT_WORKSPACE = "~/graphlab-course"
 
+#: A Jupyter config folder that the course's JupyterLab reads too: its ``labconfig`` switches off
+#: jupyterlab-tour's own welcome and notebook tours, which would otherwise start on a first visit
+#: together with the course's tour. Only ``graphlab lab`` adds it; other JupyterLabs are left as
+#: they are.
+LAB_CONFIG = Path(__file__).resolve().parent.parent / "course" / "lab_config"
+
+
+def lab_environment(environ: dict[str, str]) -> dict[str, str]:
+    """``environ`` with :data:`LAB_CONFIG` first on Jupyter's config path."""
+    path = [
+        str(LAB_CONFIG),
+        *filter(None, environ.get("JUPYTER_CONFIG_PATH", "").split(os.pathsep)),
+    ]
+    return environ | {"JUPYTER_CONFIG_PATH": os.pathsep.join(path)}
+
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--port", type=int, default=None, help="port (default: Jupyter's, 8888)")
@@ -96,7 +111,7 @@ def run(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
     print(f"graphlab lab: opening {folder} in JupyterLab (Ctrl-C to stop)")
-    return subprocess.call(command)
+    return subprocess.call(command, env=lab_environment(dict(os.environ)))
 
 
 def _is_loopback(ip: str) -> bool:
