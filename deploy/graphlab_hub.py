@@ -4,9 +4,10 @@
   start, always to the device with the fewest learners on it now, so a device freed by a learner
   who leaves is the next one given out.
 - :func:`spawn_hooks` returns JupyterHub's ``pre_spawn_hook`` and ``post_stop_hook``: before a
-  learner's server starts, its environment gets the device (``CUDA_VISIBLE_DEVICES``) and the
-  per-learner GPU memory cap (``GRAPHLAB_GPU_MEMORY_GB``); when it stops, the device is handed
-  back.
+  learner's server starts, its environment gets the device (``CUDA_VISIBLE_DEVICES``), the
+  per-learner GPU memory cap (``GRAPHLAB_GPU_MEMORY_GB``) and the course's JupyterLab config
+  folder (``JUPYTER_CONFIG_PATH``, as ``graphlab lab`` sets it); when it stops, the device is
+  handed back.
 - :func:`singleuser_command` is the learner's server command. It runs as the learner: it makes
   their own copy of the lessons (``graphlab.course.workspace.ensure``, the same as
   ``graphlab lab``), then starts JupyterHub's single-user server on that folder. Nothing is
@@ -22,6 +23,8 @@ import os
 import sys
 from collections import Counter
 from collections.abc import Callable
+
+from graphlab.cli.lab import lab_environment
 
 __all__ = [
     "DEFAULT_WORKSPACE",
@@ -95,8 +98,10 @@ def spawn_hooks(devices: list[str], cap_gb: float | None) -> tuple[Callable, Cal
             env |= {"CUDA_VISIBLE_DEVICES": device, "CUDA_DEVICE_ORDER": "PCI_BUS_ID"}
         if cap_gb is not None:
             env["GRAPHLAB_GPU_MEMORY_GB"] = f"{cap_gb:g}"
-        # A new dict: the configured one is shared by every spawner.
-        spawner.environment = {**spawner.environment, **env}
+        # A new dict: the configured one is shared by every spawner. lab_environment puts
+        # graphlab's JupyterLab config first on the config path, as `graphlab lab` does (it
+        # switches off jupyterlab-tour's default tours, which would start with the course's).
+        spawner.environment = lab_environment({**spawner.environment, **env})
         spawner.log.info("graphlab: %s gets device %s", key(spawner), device or "none (CPU)")
 
     def post_stop_hook(spawner) -> None:

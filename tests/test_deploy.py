@@ -21,6 +21,7 @@ from packaging.version import Version
 from traitlets.config import Config
 
 import graphlab.support.nvidia_smi
+from graphlab.cli.lab import LAB_CONFIG
 from graphlab.support.memory_cap import cap_from_env
 from graphlab.support.nvidia_smi import Gpu, Inventory, MigDevice
 
@@ -84,6 +85,7 @@ def test_spawn_hooks_give_each_learner_a_device_and_the_cap():
         "CUDA_VISIBLE_DEVICES": "GPU-a",
         "CUDA_DEVICE_ORDER": "PCI_BUS_ID",
         "GRAPHLAB_GPU_MEMORY_GB": "11.9",
+        "JUPYTER_CONFIG_PATH": str(LAB_CONFIG),
     }
     assert grace.environment["CUDA_VISIBLE_DEVICES"] == "GPU-b"
     assert configured == {"GRAPHLAB_RUN_SOLUTIONS": "1"}  # the shared configured dict is untouched
@@ -92,7 +94,10 @@ def test_spawn_hooks_give_each_learner_a_device_and_the_cap():
     cpu_pre, _, _ = hub.spawn_hooks([], None)
     lone = _spawner("ada", {})
     cpu_pre(lone)
-    assert lone.environment == {"GRAPHLAB_WORKSPACE": "~/graphlab-course"}
+    assert lone.environment == {
+        "GRAPHLAB_WORKSPACE": "~/graphlab-course",
+        "JUPYTER_CONFIG_PATH": str(LAB_CONFIG),
+    }
 
 
 def _hub_config(monkeypatch, **env: str) -> Config:
