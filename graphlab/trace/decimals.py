@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
-__all__ = ["MAX_US", "us_texts_to_ns", "us_to_ns"]
+__all__ = ["MAX_US", "PAD", "us_padded_texts_to_ns", "us_texts_to_ns", "us_to_ns"]
 
 # Largest |time| in µs accepted: 2**62 ns (about 146 years), as a timeline holds.
 MAX_US = 2**62 // 1000
@@ -29,7 +29,7 @@ _SEPARATOR = 0  # a NUL byte: JSON text never holds one outside an escape, so it
 _ZERO, _NINE, _DOT, _MINUS = b"0"[0], b"9"[0], b"."[0], b"-"[0]
 # The fixed-width rows of _three_decimals: up to 16 digits, the point, 3 decimals.
 _WIDTH = 20
-_PADDING = b"0" * _WIDTH
+PAD = b"0" * _WIDTH  # goes before each text given to us_padded_texts_to_ns
 _DIGIT_COLUMNS = np.delete(np.arange(_WIDTH), _WIDTH - 4)
 _DIGIT_POWERS = _POW10[len(_DIGIT_COLUMNS) - 1 :: -1].copy()  # 10**18 ... 10**0 ns
 
@@ -57,31 +57,37 @@ def us_texts_to_ns(texts: list) -> tuple[np.ndarray, np.ndarray]:
     A text is read here when it is a plain decimal, ``-?digits[.digits]`` with at most three
     decimals, within :data:`MAX_US`; its value is then exact. The others (``ok`` False, value 0)
     are left for :func:`us_to_ns`, which gives the same value or None.
-
-    Kineto's own shape, digits, a point and exactly three decimals, is read first as rows of a
-    fixed width; the texts of any other shape are then read one digit at a time.
     """
-    ns, ok = _three_decimals(texts)
+    lengths = np.fromiter(map(len, texts), dtype=np.int64, count=len(texts))
+    return us_padded_texts_to_ns(PAD + PAD.join(texts), lengths)
+
+
+def us_padded_texts_to_ns(text: bytes | bytearray, lengths: np.ndarray):
+    """:func:`us_texts_to_ns` of texts given as one buffer, each text after :data:`PAD`, and
+    their lengths (so that a reader can gather them batch after batch).
+
+    Kineto's own shape, digits, a point and exactly three decimals, is read as rows of a fixed
+    width; the texts of any other shape are then read one digit at a time.
+    """
+    ns, ok = _three_decimals(np.frombuffer(text, dtype=np.uint8), lengths)
     rest = np.flatnonzero(~ok)
     if len(rest):
-        ns[rest], ok[rest] = _any_decimals([texts[i] for i in rest.tolist()])
+        ends = np.cumsum(lengths + _WIDTH)[rest].tolist()
+        texts = [text[end - n : end] for end, n in zip(ends, lengths[rest].tolist(), strict=True)]
+        ns[rest], ok[rest] = _any_decimals(texts)
     return ns, ok
 
 
-def _three_decimals(texts: list) -> tuple[np.ndarray, np.ndarray]:
+def _three_decimals(text: np.ndarray, lengths: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """The texts of the shape ``digits.ddd`` (at most 16 digits before the point), in ns.
 
-    Each text becomes one row of :data:`_WIDTH` bytes, right-aligned and padded with zeros, so
-    its point falls in the same column in every row and each digit column has a fixed power of
-    ten: a row's nanoseconds are the dot product of its digits with those powers (below 10**19,
-    inside uint64).
+    Each text becomes one row of :data:`_WIDTH` bytes, right-aligned, so its point falls in the
+    same column in every row and each digit column has a fixed power of ten: a row's nanoseconds
+    are the dot product of its digits with those powers (below 10**19, inside uint64). The zeros
+    of :data:`PAD` before each text fill its row's left part (a text too long to fit is left to
+    the other way).
     """
-    n = len(texts)
-    lengths = np.fromiter(map(len, texts), dtype=np.int64, count=n)
-    # _WIDTH zeros before every text: row i, the _WIDTH bytes that end where text i ends, holds
-    # nothing of text i - 1 when text i fits in a row (the longer ones are left to the other way).
-    text = np.frombuffer(_PADDING + _PADDING.join(texts), dtype=np.uint8)
-    rows = sliding_window_view(text, _WIDTH)[np.cumsum(lengths) + _WIDTH * np.arange(n)]
+    rows = sliding_window_view(text, _WIDTH)[np.cumsum(lengths + _WIDTH) - _WIDTH]
     digits = rows[:, _DIGIT_COLUMNS] - np.uint8(_ZERO)
     ok = (
         (digits <= 9).all(axis=1)

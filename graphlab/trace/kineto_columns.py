@@ -2,7 +2,8 @@
 
 Two routes give the same columns. The fast one decodes a batch of event texts with msgspec into
 small structs that keep only the fields the table uses (times stay as their text, read exactly by
-:mod:`.decimals`) and turns them into numpy columns a field at a time. The careful one reads
+:mod:`.decimals`), takes each field out of the batch at once while it is fresh in the CPU's cache,
+and builds numpy columns from many batches together. The careful one reads
 already parsed events (dicts, numbers as int, Decimal or float) one by one; it also reads a batch
 the fast route refuses, one with anything unusual in it (a name that is a number, ``args`` that is
 a list), so odd input costs time only where it is.
@@ -12,22 +13,23 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from itertools import compress
-from operator import attrgetter
+from itertools import compress, repeat
 from typing import Any
 
 import msgspec
 import numpy as np
+from msgspec.structs import astuple
 
 from graphlab.errors import TraceError
 
-from .decimals import us_texts_to_ns, us_to_ns
+from .decimals import PAD, us_padded_texts_to_ns, us_to_ns
 from .events import SYNC_CALLS, EventTable, call_name
 from .jsonfile import parse_error, python_json
 
 __all__ = ["BATCH_EVENTS", "Columns", "duplicated_events", "read_texts"]
 
 BATCH_EVENTS = 2_000  # events decoded at a time (their memory is freed before the next batch)
+GROUP_EVENTS = 32_768  # events whose fields are turned into columns together
 
 # Host calls that submit work to a stream, recognised by name even when the trace holds no GPU
 # event with their correlation id (the profiler window may have closed before the work ran).
@@ -81,7 +83,6 @@ class _Event(msgspec.Struct, gc=False):
 
 
 _EVENTS = msgspec.json.Decoder(list[_Event])
-_PHASE_AND_CATEGORY = attrgetter("ph", "cat")
 
 
 class Columns:
@@ -98,6 +99,12 @@ class Columns:
         self.host_pid: int | None = None
         self.no_phase = 0
         self._parts: dict[str, list[np.ndarray]] = {col: [] for col in _COLUMN_NAMES}
+        self._kind_of_name = np.zeros(0, dtype=np.int8)  # a host call's kind, by name code
+        # The fast route's (phase, category) pairs: code, kind by category, and skipped key.
+        self._pairs: dict[tuple, int] = {}
+        self._pair_kind: list[int] = []
+        self._pair_skip: list[tuple[str | None, bool]] = []
+        self._gathered = _Gathered()
 
     def add(self, **columns: np.ndarray) -> None:
         for col, values in columns.items():
@@ -211,102 +218,198 @@ class Columns:
             },
         )
 
-    def add_structs(self, events: list[_Event], where: str) -> None:
-        """Read a batch of decoded events, column by column."""
-        pairs = list(map(_PHASE_AND_CATEGORY, events))
-        wanted = set()  # the (ph, cat) pairs of the events the table keeps
-        for (phase, cat), count in Counter(pairs).items():
-            if phase != "X":
-                self.skipped[f"ph {'?' if phase is msgspec.UNSET else phase}"] += count
-                self.no_phase += count if phase is msgspec.UNSET else 0
-            elif _lower(cat) in _GPU_CATEGORIES or _lower(cat) in _HOST_CATEGORIES:
-                wanted.add((phase, cat))
-            else:
-                self.skipped[_lower(cat) or "uncategorised"] += count
-        selected = list(map(wanted.__contains__, pairs))
-        kept = list(compress(events, selected))
-        if not kept:
-            return
-        lowered = {pair: _lower(pair[1]) for pair in wanted}
-        cats = list(map(lowered.__getitem__, compress(pairs, selected)))
-        names = list(map(_NAME, kept))
-        if not set(map(type, names)) <= {str}:
+    def add_events(self, events: list[_Event]) -> None:
+        """Take what the table needs out of a batch of decoded events (see :class:`_Gathered`).
+
+        This runs while the batch's objects are fresh in the CPU's cache: each field is taken
+        out once, and each decision is a look-up made once per distinct value (phase and
+        category, name). The columns are built from many batches at once by :meth:`flush`.
+        """
+        phases, cats, names, pids, tids, starts, durs, args = zip(
+            *map(astuple, events), strict=True
+        )
+        pairs = self._pairs
+        pair = list(map(pairs.get, zip(phases, cats, strict=True)))
+        if None in pair:
+            for key in dict.fromkeys(zip(phases, cats, strict=True)):
+                if key not in pairs:
+                    self._add_pair(*key)
+            pair = list(map(pairs.__getitem__, zip(phases, cats, strict=True)))
+        gathered = self._gathered
+        gathered.add("pair", np.fromiter(pair, dtype=np.int64, count=len(pair)))
+        kind = list(map(self._pair_kind.__getitem__, pair))
+        distinct = set(kind)
+        if -1 in distinct:  # events the table does not keep
+            if distinct == {-1}:
+                return
+            keep = list(map((-1).__ne__, kind))
+            kind, names, pids, tids, starts, durs, args = (
+                list(compress(values, keep))
+                for values in (kind, names, pids, tids, starts, durs, args)
+            )
+            distinct.discard(-1)
+        table = self.names
+        new_names = dict.fromkeys(names)
+        if set(map(type, new_names)) != {str}:
             names = ["" if n is msgspec.UNSET else str(n) for n in names]
-        args = list(map(_ARGS, kept))
+            new_names = dict.fromkeys(names)
+        for name in new_names:
+            if name not in table:
+                table[name] = len(table)
+        gathered.add("name", np.fromiter(map(table.__getitem__, names), np.int64, len(names)))
         if None in args:
             args = [_NO_ARGS if a is None else a for a in args]
-        codes = self.name_codes(names)
-        kind = _kinds(cats, names, codes, args)
+        corrs, devices, streams, written = zip(*map(astuple, args), strict=True)
+        if written.count(None) == len(written):
+            gathered.add("written", np.full(len(written), -1, dtype=np.int8))
+        else:
+            codes = map(_WRITTEN_KIND.get, written, repeat(-1))
+            gathered.add("written", np.fromiter(codes, dtype=np.int8, count=len(written)))
+        gathered.add("pid", _ids(pids, _MISSING))
+        gathered.add("tid", _ids(tids, _MISSING))
+        gathered.add("corr", _ids(corrs, _MISSING))
+        if any(code < _FIRST_HOST_CODE for code in distinct):  # GPU work: its device and stream
+            if max(distinct) >= _FIRST_HOST_CODE:
+                gpu = list(map(_FIRST_HOST_CODE.__gt__, kind))
+                devices, streams = compress(devices, gpu), compress(streams, gpu)
+            gathered.add("device", _ids(list(devices), _MISSING))
+            gathered.add("stream", _ids(list(streams), _MISSING))
+        gathered.add_times(starts, durs)
+
+    def _add_pair(self, phase: Any, cat: Any) -> None:
+        """Give a new (phase, category) pair its code: the kind its events get by category (a
+        host call's is refined by name later), or -1 and the key they are counted under in
+        ``skipped``."""
+        key = None
+        if phase != "X":
+            key = f"ph {'?' if phase is msgspec.UNSET else phase}"
+            kind = -1
+        else:
+            kind = _kind_code(_lower(cat), "", None)
+            if kind is None:
+                key, kind = _lower(cat) or "uncategorised", -1
+        self._pairs[phase, cat] = len(self._pair_kind)
+        self._pair_kind.append(kind)
+        self._pair_skip.append((key, phase is msgspec.UNSET))
+
+    def flush(self, where: str) -> None:
+        """Build the columns of the events gathered since the last flush, and count what was
+        skipped. TraceError at the first event without a time."""
+        gathered, self._gathered = self._gathered, _Gathered()
+        if not len(gathered):
+            return
+        pair = gathered.column("pair")
+        counts = np.bincount(pair, minlength=len(self._pair_kind)).tolist()
+        for (key, no_phase), count in zip(self._pair_skip, counts, strict=True):
+            if key is not None and count:  # pairs in the order they were first seen
+                self.skipped[key] += count
+                self.no_phase += count if no_phase else 0
+        kind = np.array(self._pair_kind, dtype=np.int8)[pair]
+        kept = kind >= 0
+        kind, pair = kind[kept], pair[kept]
+        if not len(kind):
+            return
+        name = gathered.column("name")
         host = kind >= _FIRST_HOST_CODE
         gpu = ~host
-        start, dur = _times(kept, where, names, cats)
-        pid = _ids(list(map(_PID, kept)), _MISSING)
-        tid = _ids(list(map(_TID, kept)))
+        if host.any():
+            written = gathered.column("written")[host]
+            kind[host] = np.where(written >= 0, written, self._kind_by_name()[name[host]])
+        start, dur = gathered.times(where, self, pair, name)
+        pid, tid, corr = (gathered.column(col) for col in ("pid", "tid", "corr"))
         host_pids = pid[host & (pid != _MISSING)]
         if self.host_pid is None and len(host_pids):
             self.host_pid = int(host_pids[0])
+        tid = np.where(tid == _MISSING, -1, tid)
         # A GPU event's device and stream are its args', else its pid and tid.
-        gpu_args = list(compress(args, gpu.tolist()))
-        device, stream = np.full(len(kept), -1), np.full(len(kept), -1)
-        device[gpu] = _ids(list(map(_DEVICE, gpu_args)), np.where(pid == _MISSING, -1, pid)[gpu])
-        stream[gpu] = _ids(list(map(_STREAM, gpu_args)), tid[gpu])
+        device, stream = np.full(len(kind), -1), np.full(len(kind), -1)
+        gpu_device, gpu_stream = gathered.column("device"), gathered.column("stream")
+        pid_device = np.where(pid == _MISSING, -1, pid)[gpu]
+        device[gpu] = np.where(gpu_device == _MISSING, pid_device, gpu_device)
+        stream[gpu] = np.where(gpu_stream == _MISSING, tid[gpu], gpu_stream)
         self.add(
             kind=kind,
-            name=codes,
+            name=name,
             start=start,
             dur=dur,
             device=device,
             stream=stream,
             thread=np.where(host, tid, -1),
-            corr=_ids(list(map(_CORRELATION, args))),
+            corr=np.where(corr == _MISSING, -1, corr),
         )
 
-
-_NAME, _ARGS, _PID, _TID = (attrgetter(a) for a in ("name", "args", "pid", "tid"))
-_DEVICE, _STREAM, _CORRELATION, _FORCED = (
-    attrgetter(a) for a in ("device", "stream", "correlation", "graphlab_kind")
-)
-
-
-def _kinds(cats: list[str], names: list[str], codes: np.ndarray, args: list[_Args]) -> np.ndarray:
-    """The kind code of each kept event: from its category, and a runtime call's from its name
-    (``codes`` are the names' codes) or the kind graphlab wrote into its args."""
-    by_category = {c: _kind_code(c, "", None) for c in set(cats)}
-    kind = np.fromiter(map(by_category.__getitem__, cats), dtype=np.int8, count=len(cats))
-    host = kind >= _FIRST_HOST_CODE
-    if not host.any():
-        return kind
-    mask = host.tolist()
-    forced = list(map(_FORCED, compress(args, mask)))
-    if forced.count(None) == len(forced):
-        # The usual case, no kind written: each distinct name's kind is worked out once.
-        host_names = list(compress(names, mask))
-        _, first, inverse = np.unique(codes[host], return_index=True, return_inverse=True)
-        per_name = [_kind_code("cuda_runtime", host_names[i], None) for i in first.tolist()]
-        kind[host] = np.array(per_name, dtype=np.int8)[inverse.reshape(-1)]
-        return kind
-    keys = list(zip(compress(names, mask), forced, strict=True))
-    by_name = {key: _kind_code("cuda_runtime", *key) for key in set(keys)}
-    kind[host] = np.fromiter(map(by_name.__getitem__, keys), dtype=np.int8, count=len(keys))
-    return kind
+    def _kind_by_name(self) -> np.ndarray:
+        """The kind of a host call by its name's code, each name's worked out once per trace."""
+        known = self._kind_of_name
+        if len(known) < len(self.names):
+            names = list(self.names)[len(known) :]
+            more = [_kind_code("cuda_runtime", name, None) for name in names]
+            known = self._kind_of_name = np.concatenate((known, np.array(more, dtype=np.int8)))
+        return known
 
 
-def _times(kept: list[_Event], where: str, names: list[str], cats: list[str]):
-    """Start and duration in ns of each kept event; TraceError at the first that has none."""
-    starts, durs = list(map(attrgetter("ts"), kept)), list(map(attrgetter("dur"), kept))
-    # Both columns in one call: each call costs a few dozen numpy operations whatever its size.
-    ns, ok = us_texts_to_ns(starts + durs)
-    start, dur = ns[: len(kept)], ns[len(kept) :]
-    start_ok, dur_ok = ok[: len(kept)], ok[len(kept) :]
-    # The texts the quick reading leaves (an exponent, many decimals, no 'dur') are read one by one.
-    for i in np.flatnonzero(~(start_ok & dur_ok) | (dur < 0)).tolist():
-        ts_value, dur_value = _raw_number(starts[i]), _raw_number(durs[i])
-        one_start = us_to_ns(ts_value)
-        one_dur = us_to_ns(0 if dur_value is msgspec.UNSET else dur_value)
-        if one_start is None or one_dur is None or one_dur < 0:
-            raise _bad_times(where, names[i], cats[i], ts_value, dur_value)
-        start[i], dur[i] = one_start, one_dur
-    return start, dur
+# Timeline.to_chrome_trace writes the kind of each host event; only these are trusted.
+_WRITTEN_KIND = {"launch": _CODE["launch"], "sync": _CODE["sync"]}
+
+
+class _Gathered:
+    """What :meth:`Columns.add_events` takes out of decoded batches for :meth:`Columns.flush`.
+
+    Compact arrays only, no reference to the events: per event its (phase, category) code; per
+    kept event its name code, the kind written in its args (-1: none), its pid, tid and
+    correlation id (:data:`_MISSING` where there is none), and its 'ts' and 'dur' texts, each
+    after :data:`PAD`; per GPU event its device and stream.
+    """
+
+    def __init__(self):
+        self._parts: dict[str, list[np.ndarray]] = {}
+        self.events = 0
+        self.ts, self.dur = bytearray(), bytearray()
+
+    def __len__(self) -> int:
+        return self.events
+
+    def add(self, col: str, values: np.ndarray) -> None:
+        self._parts.setdefault(col, []).append(values)
+        if col == "pair":
+            self.events += len(values)
+
+    def column(self, col: str) -> np.ndarray:
+        parts = self._parts.get(col, [])
+        return np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)
+
+    def add_times(self, starts: list, durs: list) -> None:
+        for col, text, values in (("ts_length", self.ts, starts), ("dur_length", self.dur, durs)):
+            self.add(col, np.fromiter(map(len, values), dtype=np.int64, count=len(values)))
+            text += PAD
+            text += PAD.join(values)
+
+    def times(self, where: str, columns: Columns, pair: np.ndarray, name: np.ndarray):
+        """Start and duration in ns of each kept event; TraceError at the first that has none.
+
+        ``pair`` and ``name`` are the events' codes, to name a bad one in the message.
+        """
+        ts_length, dur_length = self.column("ts_length"), self.column("dur_length")
+        start, start_ok = us_padded_texts_to_ns(self.ts, ts_length)
+        dur, dur_ok = us_padded_texts_to_ns(self.dur, dur_length)
+        # The texts the quick reading leaves (an exponent, many decimals, no 'dur') are read
+        # one by one.
+        bad = np.flatnonzero(~(start_ok & dur_ok) | (dur < 0))
+        if not len(bad):
+            return start, dur
+        ts_end = np.cumsum(ts_length + len(PAD))
+        dur_end = np.cumsum(dur_length + len(PAD))
+        for i in bad.tolist():
+            ts_value = _raw_number(self.ts[ts_end[i] - ts_length[i] : ts_end[i]])
+            dur_value = _raw_number(self.dur[dur_end[i] - dur_length[i] : dur_end[i]])
+            one_start = us_to_ns(ts_value)
+            one_dur = us_to_ns(0 if dur_value is msgspec.UNSET else dur_value)
+            if one_start is None or one_dur is None or one_dur < 0:
+                cat = list(columns._pairs)[pair[i]][1]
+                event_name = list(columns.names)[name[i]]
+                raise _bad_times(where, event_name, _lower(cat), ts_value, dur_value)
+            start[i], dur[i] = one_start, one_dur
+        return start, dur
 
 
 def read_texts(texts: list[msgspec.Raw], origin: str, advice: str) -> Columns:
@@ -320,14 +423,20 @@ def read_texts(texts: list[msgspec.Raw], origin: str, advice: str) -> Columns:
         batch = texts[begin : begin + BATCH_EVENTS]
         text = _array_text(batch)
         try:
-            columns.add_structs(_EVENTS.decode(text), where)
+            columns.add_events(_EVENTS.decode(text))
         except msgspec.ValidationError:
-            # An event of an unusual shape: read this batch the careful way.
+            # An event of an unusual shape: read this batch the careful way, after the events
+            # before it, so that the columns keep the trace's order.
+            columns.flush(where)
             columns.add_dicts(python_json(origin, text, advice), where)
         except msgspec.DecodeError as exc:  # invalid UTF-8 in a string the first pass skipped
+            columns.flush(where)  # a bad time earlier in the trace is said first
             raise parse_error(origin, text, exc, advice) from None
+        if len(columns._gathered) >= GROUP_EVENTS:
+            columns.flush(where)
         # The batch's texts are done with: let their memory go while the next batch is read.
         texts[begin : begin + BATCH_EVENTS] = [None] * len(batch)
+    columns.flush(where)
     return columns
 
 
@@ -358,7 +467,7 @@ def _kind_code(cat: str, name: str, forced: Any) -> int | None:
     return _CODE["launch"] if call.startswith(_LAUNCH_PREFIXES) else _CODE["other"]
 
 
-def _raw_number(raw: msgspec.Raw) -> Any:
+def _raw_number(raw: bytes | bytearray) -> Any:
     """A JSON value from its text, as Python's json reads it; UNSET when there was none."""
     return python_json("", bytes(raw), "") if len(raw) else msgspec.UNSET
 
