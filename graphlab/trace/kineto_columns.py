@@ -18,7 +18,6 @@ from typing import Any
 
 import msgspec
 import numpy as np
-from msgspec.structs import astuple
 
 from graphlab.errors import TraceError
 
@@ -225,9 +224,16 @@ class Columns:
         out once, and each decision is a look-up made once per distinct value (phase and
         category, name). The columns are built from many batches at once by :meth:`flush`.
         """
-        phases, cats, names, pids, tids, starts, durs, args = zip(
-            *map(astuple, events), strict=True
-        )
+        # Comprehensions reach a struct's fields quickest, and make no tuple per event for the
+        # cyclic garbage collector to visit.
+        phases = [e.ph for e in events]
+        cats = [e.cat for e in events]
+        names = [e.name for e in events]
+        pids = [e.pid for e in events]
+        tids = [e.tid for e in events]
+        starts = [e.ts for e in events]
+        durs = [e.dur for e in events]
+        args = [e.args for e in events]
         pairs = self._pairs
         pair = list(map(pairs.get, zip(phases, cats, strict=True)))
         if None in pair:
@@ -259,7 +265,8 @@ class Columns:
         gathered.add("name", np.fromiter(map(table.__getitem__, names), np.int64, len(names)))
         if None in args:
             args = [_NO_ARGS if a is None else a for a in args]
-        corrs, devices, streams, written = zip(*map(astuple, args), strict=True)
+        corrs, devices = [a.correlation for a in args], [a.device for a in args]
+        streams, written = [a.stream for a in args], [a.graphlab_kind for a in args]
         if written.count(None) == len(written):
             gathered.add("written", np.full(len(written), -1, dtype=np.int8))
         else:
