@@ -34,7 +34,7 @@ device, the calls whose GPU work ran there.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from decimal import Decimal
 from typing import Any
 
@@ -207,8 +207,22 @@ def summarize(t: EventTable) -> Summary:
     # np.lexsort sorts by its last key first: lanes in (device, stream) order, and within a lane
     # the events keep their order by start time.
     streams = _lanes(launches, events, np.lexsort((index, stream, device)), device, stream)
-    devices = _lanes(launches, events, np.lexsort((index, device)), device, None)
-    (whole,) = _lanes(launches, events, index, None, None) or [_no_gpu_work(launches)]
+    # A device with one stream has that stream's figures, and a timeline on one device that
+    # device's (but for the launch calls, which count the whole timeline's): the same events in
+    # the same order, so they are not worked out again.
+    if len({f.device for f in streams}) == len(streams):
+        devices = [replace(f, stream=None) for f in streams]
+    else:
+        devices = _lanes(launches, events, np.lexsort((index, device)), device, None)
+    if len(devices) == 1:
+        whole = replace(
+            devices[0],
+            device=None,
+            kernel_launches=launches.kernel_launches_total,
+            graph_launches=launches.graph_launches_total,
+        )
+    else:
+        (whole,) = _lanes(launches, events, index, None, None) or [_no_gpu_work(launches)]
     # meta holds whatever the file held; only a string names a GPU (a number there, even
     # Infinity, which Python's json reads, would otherwise reach `graphlab gaps --json`).
     gpu_name = t.meta.get("gpu")
