@@ -157,9 +157,28 @@ class EventTable:
                     f"column {col!r} has {len(columns[col])} values but 'kind' has {n}: "
                     "every column needs one value per event"
                 )
-        if n:
-            _check_times(columns["start_ns"], columns["dur_ns"])
+        self._take(columns, meta)
+
+    @classmethod
+    def _of_columns(
+        cls, columns: dict[str, np.ndarray], meta: Mapping[str, Any] | None
+    ) -> EventTable:
+        """A table of columns a reader built for it, taken over as they are (no copy).
+
+        The reader vouches for their types: ``kind`` a ``U6`` array of :data:`KINDS`, ``name``
+        an object array, the others int64, all of one length, none shared with anyone else.
+        Times are still checked, and rows sorted, as for any table.
+        """
+        table = cls.__new__(cls)
+        table._take(columns, meta)
+        return table
+
+    def _take(self, columns: dict[str, np.ndarray], meta: Mapping[str, Any] | None) -> None:
+        """Check the times, sort the rows by start and keep the columns, read-only."""
         starts = columns["start_ns"]
+        n = len(starts)
+        if n:
+            _check_times(starts, columns["dur_ns"])
         if n > 1 and np.any(starts[1:] < starts[:-1]):
             order = np.argsort(starts, kind="stable")
             columns = {col: values[order] for col, values in columns.items()}
