@@ -137,6 +137,47 @@ def test_file_and_parsed_dict_give_the_same_table(tmp_path_factory, rows, wrappe
     assert from_file == from_dict
 
 
+# Events whose text holds what looks like the end of one event and the start of the next
+# ("}, {") where it is not: inside a string, or between objects nested in an event's args.
+false_cuts = st.sampled_from(
+    [
+        {"ph": "X", "cat": "kernel", "name": 'a"}, {"b', "ts": 1, "dur": 1},
+        {"ph": "X", "cat": "kernel", "name": "k", "ts": 1, "dur": 1,
+         "args": {"inputs": [{"shape": 1}, {"shape": 2}], "correlation": 3}},
+        {"ph": "M", "name": "}, {", "args": {"name": "}, {"}},
+    ]
+)  # fmt: skip
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(events | odd_events | false_cuts, max_size=14), st.sampled_from([1, 40, 300, 2000]))
+def test_a_trace_cut_into_chunks_gives_the_same_table(tmp_path_factory, rows, chunk_bytes):
+    document = {"traceEvents": rows, "deviceProperties": [{"name": "G"}]}
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(kineto_columns, "CHUNK_BYTES", chunk_bytes)  # cut after nearly any event
+        patch.setattr(kineto_columns, "GROUP_EVENTS", 2)  # columns built every few events
+        from_file, from_dict = load_both(tmp_path_factory.mktemp("chunks"), document)
+    assert from_file == from_dict
+
+
+def test_a_false_cut_is_found_and_the_events_are_read_one_text_at_a_time(tmp_path):
+    kernel = {"ph": "X", "cat": "kernel", "pid": 0, "tid": 7, "ts": number("10.000"),
+              "dur": number("2.000"), "args": {"correlation": 1}}  # fmt: skip
+    tricky = {**kernel, "name": '"}, {"', "ts": number("20.500")}
+    text = trace_text({"traceEvents": [{**kernel, "name": "k"}, tricky]})
+    array = text[text.index("[") : text.rindex("]") + 1].encode()
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(kineto_columns, "CHUNK_BYTES", 1)
+        # The first cut candidate lies inside the second event's name: that chunk cannot parse.
+        assert kineto_columns.read_array(array, "t.json", "") is None
+        path = tmp_path / "t.json"
+        path.write_text(text)
+        t = Timeline.from_chrome_trace(path)
+    assert t.name.tolist() == ["k", '"}, {"']
+    assert t.start_ns.tolist() == [10_000, 20_500]
+    assert t.dur_ns.tolist() == [2_000, 2_000]
+
+
 # -- exact times ---------------------------------------------------------------------------------
 
 

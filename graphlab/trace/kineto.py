@@ -40,7 +40,7 @@ from graphlab.support.printable import printable, printable_json
 
 from .events import SCHEMA, EventTable, TraceWarning, plain_json
 from .jsonfile import is_python_only, parse_error, python_json, read_bytes
-from .kineto_columns import Columns, duplicated_events, read_texts
+from .kineto_columns import Columns, duplicated_events, read_array, read_texts
 
 __all__ = ["MAX_TRACE_BYTES", "load_trace", "read_json"]
 
@@ -106,7 +106,7 @@ class _Document(msgspec.Struct, gc=False):
     """The top level of a trace file: the events as texts, the rest as text to read later."""
 
     # The names are the JSON keys.
-    traceEvents: list[msgspec.Raw] | msgspec.UnsetType = msgspec.UNSET
+    traceEvents: msgspec.Raw = msgspec.Raw()
     schema: msgspec.Raw = msgspec.Raw()
     graphlab: msgspec.Raw = msgspec.Raw()
     deviceProperties: msgspec.Raw = msgspec.Raw()
@@ -115,6 +115,7 @@ class _Document(msgspec.Struct, gc=False):
 
 _EXACT_JSON = msgspec.json.Decoder(float_hook=Decimal)
 _DOCUMENT = msgspec.json.Decoder(_Document | list[msgspec.Raw])
+_EVENT_TEXTS = msgspec.json.Decoder(list[msgspec.Raw])
 
 
 def _file_bytes(p: Path, memory_factor: float) -> bytes | bytearray:
@@ -151,13 +152,15 @@ def _load_file(p: Path, origin: str | None) -> tuple[EventTable, list[str]]:
             del document, data
             return EventTable.from_dict(read_json(p)), []
         _refuse_other_graphlab_files(top, origin)
-        if document.traceEvents is msgspec.UNSET:
+        if memoryview(document.traceEvents)[:1] != b"[":  # missing, or not a list
             raise TraceError(
                 f"{label}: JSON, but not a Chrome trace (no 'traceEvents' list); {_EXPORT_ADVICE}"
             )
-    columns = read_texts(
-        document if isinstance(document, list) else document.traceEvents, label, _EXPORT_ADVICE
-    )
+        columns = read_array(document.traceEvents, label, _EXPORT_ADVICE)
+        if columns is None:  # a list that read_array cannot cut: one event text at a time
+            columns = read_texts(_EVENT_TEXTS.decode(document.traceEvents), label, _EXPORT_ADVICE)
+    else:
+        columns = read_texts(document, label, _EXPORT_ADVICE)
     del document, data  # the file's bytes are done with before the table is built
     return _table(columns, top, origin)
 

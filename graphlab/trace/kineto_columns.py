@@ -25,10 +25,19 @@ from .decimals import PAD, us_padded_texts_to_ns, us_to_ns
 from .events import SYNC_CALLS, EventTable, call_name
 from .jsonfile import parse_error, python_json
 
-__all__ = ["BATCH_EVENTS", "Columns", "duplicated_events", "read_texts"]
+__all__ = [
+    "BATCH_EVENTS",
+    "CHUNK_BYTES",
+    "Columns",
+    "duplicated_events",
+    "read_array",
+    "read_texts",
+]
 
 BATCH_EVENTS = 2_000  # events decoded at a time (their memory is freed before the next batch)
 GROUP_EVENTS = 32_768  # events whose fields are turned into columns together
+CHUNK_BYTES = 1 << 19  # about 2,000 Kineto events, decoded at a time by read_array
+_LONGEST_CHUNK = 1 << 25  # a chunk read_array would have to make longer is left to read_texts
 
 # Host calls that submit work to a stream, recognised by name even when the trace holds no GPU
 # event with their correlation id (the profiler window may have closed before the work ran).
@@ -54,6 +63,7 @@ _COLUMN_NAMES = ("kind", "name", "start", "dur", "device", "stream", "thread", "
 # Stands for an id that is missing or not an integer while columns are combined; -1 in the table.
 _MISSING = _INT64_MIN
 _DIGITS = re.compile(r"-?[0-9]{1,18}")
+_CUT = re.compile(rb"\}[ \t\n\r]*,[ \t\n\r]*\{")  # where one event may end and the next begin
 
 
 class _Args(msgspec.Struct, frozen=True, gc=False):
@@ -421,6 +431,50 @@ class _Gathered:
                 raise _bad_times(where, event_name, _lower(cat), ts_value, dur_value)
             start[i], dur[i] = one_start, one_dur
         return start, dur
+
+
+def read_array(array: msgspec.Raw, origin: str, advice: str) -> Columns | None:
+    """The columns of ``array``, the valid JSON text of a list (the trace's events), read a chunk
+    of about :data:`CHUNK_BYTES` at a time; None when it cannot be cut into chunks, for
+    :func:`read_texts` to read its events one text at a time instead.
+
+    The list is cut after a ``}`` that a comma and a ``{`` follow, which is where one event
+    ends and the next begins, unless that ``}`` is inside a string or closes an object nested in
+    an event. Then the chunk before it, in brackets, is not valid JSON, since its last string or
+    object never closes: so a chunk that parses proves its cut right, and together the chunks
+    hold exactly the list's events. A chunk that does not parse gives None.
+    """
+    columns = Columns()
+    where = f"{origin}: "
+    view = memoryview(array)
+    end = view.nbytes - 1  # the closing bracket
+    begin = 1
+    while begin < end:
+        cut = _CUT.search(view, begin + CHUNK_BYTES, end) if begin + CHUNK_BYTES < end else None
+        stop = cut.start() + 1 if cut else end
+        if stop - begin > _LONGEST_CHUNK:
+            return None  # events that are not objects, or a huge event: not worth the memory
+        text = b"".join((b"[", view[begin:stop], b"]"))
+        try:
+            events = _EVENTS.decode(text)
+        except msgspec.ValidationError:
+            try:
+                parsed = python_json(origin, text, advice)
+            except TraceError:
+                return None
+            # An event of an unusual shape: read this chunk the careful way, after the events
+            # before it, so that the columns keep the trace's order.
+            columns.flush(where)
+            columns.add_dicts(parsed, where)
+        except msgspec.DecodeError:
+            return None
+        else:
+            columns.add_events(events)
+        if len(columns._gathered) >= GROUP_EVENTS:
+            columns.flush(where)
+        begin = cut.end() - 1 if cut else end  # the next event's opening brace
+    columns.flush(where)
+    return columns
 
 
 def read_texts(texts: list[msgspec.Raw], origin: str, advice: str) -> Columns:
