@@ -15,9 +15,7 @@ import warnings
 from pathlib import Path
 
 from graphlab.errors import TraceError
-from graphlab.support.atomic import atomic_writer, write_text_atomically
 
-from .chrome import chrome_trace_text, write_chrome_trace
 from .events import EventTable, TraceWarning, finite_json
 from .gaps import Summary, summarize
 from .kineto import load_trace, read_json
@@ -66,6 +64,8 @@ class Timeline(EventTable):
             text = json.dumps(data, separators=(",", ":"), allow_nan=False)
         except (TypeError, ValueError) as exc:
             raise TraceError(f"timeline meta is not JSON-serialisable: {exc}") from None
+        from graphlab.support.atomic import write_text_atomically  # see to_chrome_trace
+
         return write_text_atomically(path, text, TraceError)
 
     @classmethod
@@ -96,6 +96,12 @@ class Timeline(EventTable):
         stream. The file loads back with :meth:`from_chrome_trace` to the same table.
         Returns the written path, or the JSON text when ``path`` is None.
         """
+        # The writers are imported here: reading and analysing a trace (``graphlab gaps``) is
+        # quicker to start without them.
+        from graphlab.support.atomic import atomic_writer
+
+        from .chrome import chrome_trace_text, write_chrome_trace
+
         try:
             if path is None:
                 return chrome_trace_text(self)
