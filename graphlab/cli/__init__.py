@@ -117,6 +117,10 @@ def main(
     argv: list[str] | None = None, prog: str = "graphlab", leave_out: tuple[str, ...] = ()
 ) -> int:
     """Run one subcommand; a GraphlabError becomes one line on stderr and exit status 2."""
+    argv = sys.argv[1:] if argv is None else argv
+    if argv and argv[0] in COMMANDS and argv[0] not in leave_out:
+        # Only the named command's parser is built: `graphlab gaps` need not pay for the others.
+        leave_out = tuple(name for name in COMMANDS if name != argv[0])
     args = build_parser(prog, leave_out).parse_args(argv)
     try:
         return int(args._run(args) or 0)

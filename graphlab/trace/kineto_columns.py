@@ -242,12 +242,6 @@ class Columns:
         # cyclic garbage collector to visit.
         phases = [e.ph for e in events]
         cats = [e.cat for e in events]
-        names = [e.name for e in events]
-        pids = [e.pid for e in events]
-        tids = [e.tid for e in events]
-        starts = [e.ts for e in events]
-        durs = [e.dur for e in events]
-        args = [e.args for e in events]
         pairs = self._pairs
         pair = list(map(pairs.get, zip(phases, cats, strict=True)))
         if None in pair:
@@ -263,11 +257,14 @@ class Columns:
             if distinct == {-1}:
                 return
             keep = list(map((-1).__ne__, kind))
-            kind, names, pids, tids, starts, durs, args = (
-                list(compress(values, keep))
-                for values in (kind, names, pids, tids, starts, durs, args)
-            )
+            events, kind = list(compress(events, keep)), list(compress(kind, keep))
             distinct.discard(-1)
+        names = [e.name for e in events]
+        pids = [e.pid for e in events]
+        tids = [e.tid for e in events]
+        starts = [e.ts for e in events]
+        durs = [e.dur for e in events]
+        args = [e.args for e in events]
         table = self.names
         new_names = dict.fromkeys(names)
         if set(map(type, new_names)) != {str}:
