@@ -124,10 +124,15 @@ class TraceHandler(_Base):
             path = self.resolve(relative)
             x_range = self._x_range()
             started = time.perf_counter()
-            loaded = await asyncio.get_running_loop().run_in_executor(
-                None, traces.get, path, Path(relative).name
-            )
-            reply = trace_reply(loaded, relative, x_range)
+
+            def answer():
+                loaded = traces.get(path, Path(relative).name)
+                return loaded, trace_reply(loaded, relative, x_range)
+
+            # Reading, analysing and drawing all run on a worker thread: the server goes on
+            # answering other requests meanwhile (a zoom's figure alone takes a tenth of a second
+            # for a million events).
+            loaded, reply = await asyncio.get_running_loop().run_in_executor(None, answer)
             self.log.info(
                 "graphlab: %s, %d events, answered in %.2f s",
                 relative,
