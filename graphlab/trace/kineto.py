@@ -17,9 +17,10 @@ rounding can lose a nanosecond (an absolute microsecond timestamp with three dec
 significant digits; a double keeps about 16).
 
 How a file is read, so that a trace of a million kernels loads faster than Python's ``json.load``
-parses it, in less than twice its size in memory: msgspec splits ``traceEvents`` into the text of
-each event without building it, and :mod:`.kineto_columns` turns the events into the table's
-columns a batch at a time.
+parses it, in less than twice its size in memory: msgspec checks the whole file and keeps
+``traceEvents`` as its text, and :mod:`.kineto_columns` cuts that text into chunks between events
+and turns each chunk's events into the table's columns. A list it cannot cut (events that are
+not objects, say) is split by msgspec into the text of each event, read a batch at a time.
 """
 
 from __future__ import annotations

@@ -1,12 +1,13 @@
 """Kineto trace events into the event table's columns, a batch at a time, and what is suspect.
 
-Two routes give the same columns. The fast one decodes a batch of event texts with msgspec into
-small structs that keep only the fields the table uses (times stay as their text, read exactly by
+Two routes give the same columns. The fast one decodes a batch of events (a chunk of the file's
+event list, :func:`read_array`, or of their texts, :func:`read_texts`) with msgspec into small
+structs that keep only the fields the table uses (times stay as their text, read exactly by
 :mod:`.decimals`), takes each field out of the batch at once while it is fresh in the CPU's cache,
-and builds numpy columns from many batches together. The careful one reads
-already parsed events (dicts, numbers as int, Decimal or float) one by one; it also reads a batch
-the fast route refuses, one with anything unusual in it (a name that is a number, ``args`` that is
-a list), so odd input costs time only where it is.
+and builds numpy columns from many batches together. The careful one reads already parsed events
+(dicts, numbers as int, Decimal or float) one by one; it also reads a batch the fast route
+refuses, one with anything unusual in it (a name that is a number, ``args`` that is a list), so
+odd input costs time only where it is.
 """
 
 from __future__ import annotations
@@ -231,6 +232,23 @@ class Columns:
             },
         )
 
+    def add_text(self, text: bytes, origin: str, advice: str) -> None:
+        """Read a JSON list of events: decoded by msgspec, or parsed the careful way when an
+        event has an unusual shape. msgspec.DecodeError when msgspec cannot read it as JSON;
+        TraceError when Python's json cannot either, or at an event without a time."""
+        where = f"{origin}: "
+        try:
+            events = _EVENTS.decode(text)
+        except msgspec.ValidationError:
+            # The careful way reads the events after those before them, so that the columns
+            # keep the trace's order.
+            self.flush(where)
+            self.add_dicts(python_json(origin, text, advice), where)
+        else:
+            self.add_events(events)
+        if len(self._gathered) >= GROUP_EVENTS:
+            self.flush(where)
+
     def add_events(self, events: list[_Event]) -> None:
         """Take what the table needs out of a batch of decoded events (see :class:`_Gathered`).
 
@@ -439,10 +457,10 @@ def read_array(array: msgspec.Raw, origin: str, advice: str) -> Columns | None:
     ends and the next begins, unless that ``}`` is inside a string or closes an object nested in
     an event. Then the chunk before it, in brackets, is not valid JSON, since its last string or
     object never closes: so a chunk that parses proves its cut right, and together the chunks
-    hold exactly the list's events. A chunk that does not parse gives None.
+    hold exactly the list's events. A chunk that does not parse gives None (and so does any
+    other error: :func:`read_texts` meets it again and says it as it always does).
     """
     columns = Columns()
-    where = f"{origin}: "
     view = memoryview(array)
     end = view.nbytes - 1  # the closing bracket
     begin = 1
@@ -451,26 +469,12 @@ def read_array(array: msgspec.Raw, origin: str, advice: str) -> Columns | None:
         stop = cut.start() + 1 if cut else end
         if stop - begin > _LONGEST_CHUNK:
             return None  # events that are not objects, or a huge event: not worth the memory
-        text = b"".join((b"[", view[begin:stop], b"]"))
         try:
-            events = _EVENTS.decode(text)
-        except msgspec.ValidationError:
-            try:
-                parsed = python_json(origin, text, advice)
-            except TraceError:
-                return None
-            # An event of an unusual shape: read this chunk the careful way, after the events
-            # before it, so that the columns keep the trace's order.
-            columns.flush(where)
-            columns.add_dicts(parsed, where)
-        except msgspec.DecodeError:
+            columns.add_text(b"".join((b"[", view[begin:stop], b"]")), origin, advice)
+        except (msgspec.DecodeError, TraceError):
             return None
-        else:
-            columns.add_events(events)
-        if len(columns._gathered) >= GROUP_EVENTS:
-            columns.flush(where)
         begin = cut.end() - 1 if cut else end  # the next event's opening brace
-    columns.flush(where)
+    columns.flush(f"{origin}: ")
     return columns
 
 
@@ -480,25 +484,17 @@ def read_texts(texts: list[msgspec.Raw], origin: str, advice: str) -> Columns:
     ``origin`` names the file in messages and ``advice`` says how to export a good one.
     """
     columns = Columns()
-    where = f"{origin}: "
     for begin in range(0, len(texts), BATCH_EVENTS):
         batch = texts[begin : begin + BATCH_EVENTS]
         text = _array_text(batch)
         try:
-            columns.add_events(_EVENTS.decode(text))
-        except msgspec.ValidationError:
-            # An event of an unusual shape: read this batch the careful way, after the events
-            # before it, so that the columns keep the trace's order.
-            columns.flush(where)
-            columns.add_dicts(python_json(origin, text, advice), where)
+            columns.add_text(text, origin, advice)
         except msgspec.DecodeError as exc:  # invalid UTF-8 in a string the first pass skipped
-            columns.flush(where)  # a bad time earlier in the trace is said first
+            columns.flush(f"{origin}: ")  # a bad time earlier in the trace is said first
             raise parse_error(origin, text, exc, advice) from None
-        if len(columns._gathered) >= GROUP_EVENTS:
-            columns.flush(where)
         # The batch's texts are done with: let their memory go while the next batch is read.
         texts[begin : begin + BATCH_EVENTS] = [None] * len(batch)
-    columns.flush(where)
+    columns.flush(f"{origin}: ")
     return columns
 
 
