@@ -1,7 +1,8 @@
 """What a checker observes of the mechanism a lesson teaches, beyond the numbers an answer returns.
 
 - :class:`Replays` counts the replays of given graphs while the learner's code runs: an answer that
-  computes the right numbers without replaying the graph has not used it.
+  computes the right numbers without replaying the graph has not used it. It is a
+  :class:`MethodCalls`, which counts the calls of any methods (``capture_begin``, ``reset``...).
 - :func:`replay_kernels` replays a graph once and counts the kernels that replay ran: on a GPU from
   the graph's own nodes when it was kept (``CUDAGraph(keep_graph=True)``, torch 2.8+, with the
   ``cuda.bindings`` package), otherwise from a torch.profiler trace of the replay (any torch the
@@ -31,6 +32,7 @@ from graphlab.trace.timeline import Timeline
 from ._core import live
 
 __all__ = [
+    "MethodCalls",
     "Replays",
     "address",
     "first_replay_kernels",
@@ -40,38 +42,53 @@ __all__ = [
 ]
 
 
-class Replays:
-    """Count the calls of ``replay()`` of each of ``graphs`` while the ``with`` block runs.
+class MethodCalls:
+    """Count the calls of each of ``methods`` of each of ``objects`` while the ``with`` block runs.
 
-    Each graph's ``replay`` is wrapped for the block's duration, on the object itself, so the
-    learner holds the very graph the checker captured (a ``torch.cuda.CUDAGraph`` or the
-    emulator's) and calls it as usual.
+    Each method is wrapped for the block's duration, on the object itself, so the learner holds
+    the very object the checker made (a ``torch.cuda.CUDAGraph`` or the emulator's, say) and
+    calls it as usual; leaving the block lets the class's method show through again.
     """
 
-    def __init__(self, graphs: Iterable[Any]):
-        self._graphs = list(graphs)
-        self._counts = [0] * len(self._graphs)
+    def __init__(self, objects: Iterable[Any], methods: Iterable[str]):
+        self._objects = list(objects)
+        self._methods = tuple(methods)
+        self._counts = {(i, name): 0 for i in range(len(self._objects)) for name in self._methods}
 
-    def __enter__(self) -> Replays:
-        for i, graph in enumerate(self._graphs):
-            graph.replay = self._counting(i, graph.replay)
+    def __enter__(self) -> MethodCalls:
+        for i, obj in enumerate(self._objects):
+            for name in self._methods:
+                setattr(obj, name, self._counting((i, name), getattr(obj, name)))
         return self
 
-    def _counting(self, i: int, replay: Callable[[], None]) -> Callable[[], None]:
-        @functools.wraps(replay)
-        def counted() -> None:
-            self._counts[i] += 1
-            replay()
+    def _counting(self, key: tuple[int, str], method: Callable[..., Any]) -> Callable[..., Any]:
+        @functools.wraps(method)
+        def counted(*args: Any, **kwargs: Any) -> Any:
+            self._counts[key] += 1
+            return method(*args, **kwargs)
 
         return counted
 
     def __exit__(self, *exc: object) -> None:
-        for graph in self._graphs:
-            vars(graph).pop("replay", None)  # the class's replay shows through again
+        for obj in self._objects:
+            for name in self._methods:
+                vars(obj).pop(name, None)
+
+    def count(self, obj: Any, method: str) -> int:
+        """How many times ``obj.method`` was called in the block."""
+        index = next(i for i, o in enumerate(self._objects) if o is obj)
+        return self._counts[index, method]
+
+
+class Replays(MethodCalls):
+    """Count the calls of ``replay()`` of each of ``graphs`` while the ``with`` block runs."""
+
+    def __init__(self, graphs: Iterable[Any]):
+        super().__init__(graphs, ("replay",))
 
     def of(self, graph: Any) -> int:
         """How many times ``graph`` was replayed in the block."""
-        return self._counts[next(i for i, g in enumerate(self._graphs) if g is graph)]
+        return self.count(graph, "replay")
 
 
 def address(t: torch.Tensor) -> tuple[int, int]:

@@ -10,7 +10,6 @@ learner's code runs, so a recapture into the same object is told apart from an u
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Callable
 from typing import Any
 
@@ -19,7 +18,7 @@ import torch
 from graphlab.errors import CheckFailed, GraphUpdateError
 
 from ._core import call, exercise, fail, fmt, live, pair, passed, same, tensor
-from ._observe import warmed_capture
+from ._observe import MethodCalls, warmed_capture
 from ._sections import REPOINT_EXERCISE, UPDATE, UPDATE_REFUSED
 
 __all__ = ["check_repoint"]
@@ -30,31 +29,6 @@ SIZE = 6
 def _work(x: torch.Tensor) -> torch.Tensor:
     """The checker's graph: three kernels, no whole-number results."""
     return torch.tanh(x * 1.5 - 0.25) + 0.125
-
-
-class _Watched:
-    """Count calls of ``capture_begin`` and ``reset`` on one graph object while the block runs."""
-
-    def __init__(self, graph: Any):
-        self.graph = graph
-        self.calls = {"capture_begin": 0, "reset": 0}
-
-    def __enter__(self) -> _Watched:
-        for name in self.calls:
-            setattr(self.graph, name, self._counting(name, getattr(self.graph, name)))
-        return self
-
-    def _counting(self, name: str, method: Callable) -> Callable:
-        @functools.wraps(method)
-        def counted(*args: Any, **kwargs: Any) -> Any:
-            self.calls[name] += 1
-            return method(*args, **kwargs)
-
-        return counted
-
-    def __exit__(self, *exc: object) -> None:
-        for name in self.calls:
-            vars(self.graph).pop(name, None)
 
 
 @exercise(REPOINT_EXERCISE)
@@ -73,14 +47,14 @@ def check_repoint(repoint: Callable) -> None:
     graph.instantiate()
     graph.replay()
     new_x = torch.linspace(2.05, -0.65, SIZE, device=device)
-    with _Watched(graph) as watched:
+    with MethodCalls([graph], ("capture_begin", "reset")) as watched:
         try:
             result = call(repoint, graph, _work, new_x, name="repoint")
         except CheckFailed as failure:
             if isinstance(failure.__cause__, GraphUpdateError):
                 failure.reread = str(UPDATE_REFUSED)
             raise
-    if watched.calls["capture_begin"] or watched.calls["reset"]:
+    if watched.count(graph, "capture_begin") or watched.count(graph, "reset"):
         fail(
             "repoint captured into the graph it was given (or reset it): that rebuilds its "
             "executable graph, which is what an update avoids. Capture fn(new_x) into a new "
