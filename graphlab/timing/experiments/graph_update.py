@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import os
 import statistics
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -39,7 +38,7 @@ from graphlab.editing import update_graph
 from graphlab.editing.cuda_graphs import kernel_node_setter
 from graphlab.errors import GraphUpdateError
 
-from ..compare import require_gpu
+from ..compare import host_time_us, require_gpu
 from ..recordings import RECORDINGS_DIR
 from ..side_stream import capture_on_side_stream
 from .recorder import load_own_schema, record_own_schema, writable_folder
@@ -67,16 +66,11 @@ def _chain(x, kernels: int):
 
 
 def _median_us(operation: Callable[[], Any], repeats: int) -> float:
-    import torch
-
-    times = []
-    for _ in range(repeats):
-        torch.cuda.synchronize()
-        start = time.perf_counter()
-        operation()
-        torch.cuda.synchronize()
-        times.append((time.perf_counter() - start) * 1e6)
-    return round(statistics.median(times), 1)
+    """Median over ``repeats`` runs of ``operation``, each timed on its own by
+    :func:`~graphlab.timing.compare.host_time_us` (from an idle GPU until its work is done)."""
+    return round(
+        statistics.median(host_time_us(lambda _: operation(), 1) for _ in range(repeats)), 1
+    )
 
 
 def _row(kernels: int, numel: int, repeats: int) -> dict[str, Any]:
