@@ -29,9 +29,7 @@ import nbformat
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from badges import NOTEBOOKS
-from stamp_notebooks import normalise, provenance
-
-from graphlab.support.atomic import atomic_writer
+from stamp_notebooks import provenance, write_stamped
 
 CELL_TIMEOUT_S = 600
 # Read by graphlab's %%solution magic: run the reference solutions, as the test configuration does;
@@ -61,10 +59,7 @@ def execute(path: Path, meta: dict) -> bool:
     except nbclient.exceptions.CellExecutionError as error:
         print(f"FAILED {path.name} after {time.perf_counter() - start:.1f} s:\n{error}")
         return False
-    notebook.metadata["graphlab"] = dict(meta)
-    normalise(notebook)
-    with atomic_writer(path) as out:
-        nbformat.write(notebook, out)
+    write_stamped(notebook, path, meta)
     print(f"ok     {path.name}: {time.perf_counter() - start:.1f} s")
     return True
 

@@ -37,11 +37,11 @@ import nbformat
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from stamp_notebooks import normalise, provenance
+from stamp_notebooks import provenance, write_stamped
 
 from graphlab.course import peaks
 from graphlab.course.workspace import lessons, sync
-from graphlab.support.atomic import atomic_writer, write_text_atomically
+from graphlab.support.atomic import write_text_atomically
 
 CELL_TIMEOUT_S = 900
 
@@ -60,13 +60,17 @@ print(_json.dumps(_peaks))
 
 
 def measure(
-    lesson_file: str, workspace: Path, baseline_used: int | None, executed: Path | None = None
+    lesson_file: str,
+    workspace: Path,
+    baseline_used: int | None,
+    executed: tuple[Path, dict] | None = None,
 ) -> dict:
     """Run one lesson of ``workspace``; its seconds, peak and (on a GPU) context overhead.
 
-    With ``executed``, the lesson as it ran (its outputs, without the probe cell) is also written
-    there, stamped and normalised as ``tools/execute_notebooks.py`` writes lessons: one run then
-    gives both the figures and the stored outputs.
+    With ``executed`` (a folder and a provenance stamp), the lesson as it ran (its outputs,
+    without the probe cell) is also written there, stamped and normalised as
+    ``tools/execute_notebooks.py`` writes lessons: one run then gives both the figures and the
+    stored outputs.
     """
     notebook = nbformat.read(workspace / lesson_file, as_version=4)
     client = nbclient.NotebookClient(
@@ -86,12 +90,10 @@ def measure(
         client.execute_cell(probe, len(notebook.cells) - 1)
     found = json.loads("".join(o.get("text", "") for o in probe.outputs).strip().splitlines()[-1])
     if executed is not None:
+        folder, stamp = executed
         notebook.cells.pop()
-        notebook.metadata["graphlab"] = provenance()
-        normalise(notebook)
-        executed.mkdir(parents=True, exist_ok=True)
-        with atomic_writer(executed / lesson_file) as out:
-            nbformat.write(notebook, out)
+        folder.mkdir(parents=True, exist_ok=True)
+        write_stamped(notebook, folder / lesson_file, stamp)
     result = {"seconds": round(seconds, 1)}
     if "reserved_peak_bytes" in found:
         result["peak_bytes"] = found["reserved_peak_bytes"]
@@ -132,13 +134,11 @@ def main(argv: list[str]) -> int:
     )
     args = parser.parse_args(argv)
 
-    meta = provenance()
-    kind = "gpu" if meta["backend"] == "cuda" else "cpu"
-    meta = meta | {
-        "cpu": cpu_model(),
-        "cpus": os.cpu_count(),
-        "command": shlex.join(["tools/measure_lessons.py", *argv]),
-    }
+    command = shlex.join(["tools/measure_lessons.py", *argv])
+    stamp = provenance(command)  # what each executed lesson is stamped with
+    kind = "gpu" if stamp["backend"] == "cuda" else "cpu"
+    meta = stamp | {"cpu": cpu_model(), "cpus": os.cpu_count(), "command": command}
+    executed = (args.executed, stamp) if args.executed is not None else None
     current = peaks.read(args.out) if args.out.exists() else peaks.Peaks(None, None)
     results, overheads = {}, []
     load_before = os.getloadavg()[0]
@@ -151,7 +151,7 @@ def main(argv: list[str]) -> int:
         failed = []
         for lesson in lessons():
             try:
-                found = measure(lesson.file, workspace, baseline, args.executed)
+                found = measure(lesson.file, workspace, baseline, executed)
             except nbclient.exceptions.CellExecutionError as error:
                 plain = re.sub(r"\x1b\[[0-9;]*m", "", str(error))  # IPython's colours
                 last = [line for line in plain.splitlines() if line.strip()][-1]

@@ -24,13 +24,14 @@ from graphlab.backend import backend
 from graphlab.support.atomic import atomic_writer
 
 
-def provenance() -> dict[str, str]:
-    """This machine's description, as ``graphlab record`` writes it into recordings."""
+def provenance(command: str = "tools/execute_notebooks.py") -> dict[str, str]:
+    """This machine's description, as ``graphlab record`` writes it into recordings; on a GPU it
+    names ``command``, the tool that ran the notebooks."""
     live = backend()
     if live.is_cuda:
         from graphlab.timing.machine import machine_meta
 
-        meta = machine_meta("tools/execute_notebooks.py")
+        meta = machine_meta(command)
     else:
         import platform
         from datetime import datetime, timezone
@@ -57,14 +58,18 @@ def normalise(notebook) -> None:
         cell.metadata.pop("execution", None)
 
 
+def write_stamped(notebook, path: Path, meta: dict) -> None:
+    """Write ``notebook`` to ``path`` atomically, stamped with ``meta`` and normalised."""
+    notebook.metadata["graphlab"] = dict(meta)
+    normalise(notebook)
+    with atomic_writer(path) as out:
+        nbformat.write(notebook, out)
+
+
 def stamp(paths: list[Path]) -> None:
     meta = provenance()
     for path in paths:
-        notebook = nbformat.read(path, as_version=4)
-        notebook.metadata["graphlab"] = dict(meta)
-        normalise(notebook)
-        with atomic_writer(path) as out:
-            nbformat.write(notebook, out)
+        write_stamped(nbformat.read(path, as_version=4), path, meta)
         print(f"stamped {path.name}: {meta.get('gpu')}, torch {meta.get('torch')}")
 
 
