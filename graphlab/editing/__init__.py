@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from graphlab.emulator import CUDAGraph as EmulatedGraph
 from graphlab.emulator import updates as emulated
+from graphlab.errors import GraphUpdateError
 from graphlab.support.graph_updates import GraphNode
 
 __all__ = ["GraphNode", "graph_nodes", "set_kernel_node", "update_graph"]
@@ -30,8 +31,6 @@ __all__ = ["GraphNode", "graph_nodes", "set_kernel_node", "update_graph"]
 def _on_emulator(*graphs) -> bool:
     kinds = {isinstance(g, EmulatedGraph) for g in graphs}
     if len(kinds) > 1:
-        from graphlab.errors import GraphUpdateError
-
         raise GraphUpdateError(
             "One graph is the emulator's and the other torch's: capture both with the same "
             "`cuda` (from graphlab import cuda)."
