@@ -359,8 +359,9 @@ CATALOGUE: tuple[Failure, ...] = (
             "A graph is fixed to the sizes it was captured with. torch.compile's CUDAGraph Trees "
             "therefore record one graph per distinct shape, each costing capture time and memory "
             "in the tree's pool; past cudagraph_dynamic_shape_warn_limit distinct sizes (8 by "
-            "default) torch.compile warns and goes on recording. The other limit, "
-            "cudagraph_unexpected_rerecord_limit (128), is not about shapes: a function that has "
+            "default from torch 2.10, 50 before) torch.compile warns and goes on recording. The "
+            "other limit, cudagraph_unexpected_rerecord_limit (128 in torch 2.13), is not about "
+            "shapes: a function that has "
             "to be re-recorded that often for one shape (its static inputs or graph-owned inputs "
             "moved) then runs without a graph (torch 2.13's _inductor/cudagraph_trees.py)."
         ),
