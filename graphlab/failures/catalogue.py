@@ -312,8 +312,8 @@ CATALOGUE: tuple[Failure, ...] = (
             "replay, or from an earlier call of a torch.compile(mode='reduce-overhead') function, "
             "now shows the newest values. A plain CUDAGraph never raises. torch.compile raises "
             "only for the outputs of a call that warmed up or recorded a graph; once its calls "
-            "replay, a kept output is overwritten silently (torch 2.13's "
-            "_inductor/cudagraph_trees.py; seen on an NVIDIA H200 with torch 2.11), so a missing "
+            "replay, a kept output is overwritten silently (_inductor/cudagraph_trees.py, torch "
+            "2.5 to 2.13; seen on an NVIDIA H200 with torch 2.11), so a missing "
             "error proves nothing."
         ),
         fix=(
@@ -359,11 +359,11 @@ CATALOGUE: tuple[Failure, ...] = (
             "A graph is fixed to the sizes it was captured with. torch.compile's CUDAGraph Trees "
             "therefore record one graph per distinct shape, each costing capture time and memory "
             "in the tree's pool; past cudagraph_dynamic_shape_warn_limit distinct sizes (8 by "
-            "default from torch 2.10, 50 before) torch.compile warns and goes on recording. The "
-            "other limit, cudagraph_unexpected_rerecord_limit (128 in torch 2.13), is not about "
-            "shapes: a function that has "
-            "to be re-recorded that often for one shape (its static inputs or graph-owned inputs "
-            "moved) then runs without a graph (torch 2.13's _inductor/cudagraph_trees.py)."
+            "default from torch 2.10, 50 in 2.5 to 2.9) torch.compile warns and goes on "
+            "recording. The other limit, cudagraph_unexpected_rerecord_limit (128), is not about "
+            "shapes: a function that has to be re-recorded that often for one shape (its static "
+            "inputs or graph-owned inputs moved) then runs without a graph "
+            "(_inductor/cudagraph_trees.py and config.py, torch 2.5 to 2.13)."
         ),
         fix=(
             "Pad inputs up to a few fixed sizes (buckets) and slice the results, so a handful of "

@@ -97,7 +97,7 @@ def _keep_every_output() -> dict:
 
 
 def test_only_the_warm_up_and_the_recording_outputs_raise_when_read_after_being_overwritten():
-    """torch/_inductor/cudagraph_trees.py (2.11, 2.13): a call in a new iteration frees and marks
+    """torch/_inductor/cudagraph_trees.py (2.5 to 2.13): a call in a new iteration frees and marks
     the previous call's outputs (dealloc_current_path_weakrefs) only when that call warmed up or
     recorded (try_end_curr_warmup, try_end_curr_recording); after a replay,
     try_end_curr_execution marks nothing, and the next replay writes over the kept outputs."""
