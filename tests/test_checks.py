@@ -110,7 +110,7 @@ def test_one_kernel_instead_of_a_chain_is_named_exactly():
         "times, each its own kernel. A graph replays exactly the kernels you launched while "
         "capturing; it does not merge them (that is fusion)."
     )
-    assert info.value.reread == 'lesson 01_kernel_gaps, section 3 "What a graph does *not* change"'
+    assert info.value.reread == 'lesson 01_kernel_gaps, section 3 "What a graph does not change"'
 
 
 @on_emulator

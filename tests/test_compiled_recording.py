@@ -85,3 +85,34 @@ def test_log_lines_keep_paths_relative_to_the_project_and_site_packages():
         'File "graphlab/timing/experiments/torch_compile.py", line 904, in reads_cpu_tensor; '
         'File "torch/_inductor/cudagraph_utils.py"'
     ]
+
+
+OVERWRITTEN = (
+    "Error: accessing tensor output of CUDAGraphs that has been overwritten by a subsequent run. "
+    "Stack trace: File x.py, line 3."
+)
+FIRST_SENTENCE = (
+    "Error: accessing tensor output of CUDAGraphs that has been overwritten by a subsequent run"
+)
+
+
+@pytest.mark.parametrize(
+    ("row", "said"),
+    [
+        (
+            {"captures": 1, "replays": 0, "error": OVERWRITTEN, "right": None},
+            ("warm-up", "raised: " + FIRST_SENTENCE),
+        ),
+        (
+            {"captures": 1, "replays": 1, "error": OVERWRITTEN, "right": None},
+            ("recording", "raised: " + FIRST_SENTENCE),
+        ),
+        (
+            {"captures": 0, "replays": 1, "error": None, "right": False},
+            ("replay", "WRONG values, no error"),
+        ),
+        ({"captures": 0, "replays": 1, "error": None, "right": True}, ("replay", "right values")),
+    ],
+)
+def test_a_kept_output_row_names_the_stage_from_its_counts_and_what_reading_gave(row, said):
+    assert experiments.kept_output_row({"call": 1, **row}) == said

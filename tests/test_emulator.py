@@ -147,6 +147,34 @@ def test_rebinding_the_only_name_warns_that_a_gpu_would_read_freed_memory():
     assert not issubclass(cuda.FreedInputWarning, cuda.EmulatorDifferenceWarning)
 
 
+def test_the_warning_names_a_notebook_cell_as_ipython_does_not_by_its_temporary_file(
+    monkeypatch,
+):
+    import linecache
+    import sys
+    import types
+
+    here = __file__
+
+    class Compiler:  # IPython's name for the file that holds a cell's code
+        @staticmethod
+        def format_code_name(filename):
+            return ("Cell", "In[7]") if filename == here else None
+
+    shell = types.SimpleNamespace(compile=Compiler())
+    monkeypatch.setitem(sys.modules, "IPython", types.SimpleNamespace(get_ipython=lambda: shell))
+    x = torch.ones(3)
+    g, _ = capture(lambda: x * 10)
+    x = torch.zeros(3)
+    with pytest.warns(cuda.FreedInputWarning) as caught:
+        g.replay()  # the learner's line
+    assert caught[0].filename == "Cell In[7]"
+    assert (
+        linecache.getline("Cell In[7]", caught[0].lineno).strip()
+        == "g.replay()  # the learner's line"
+    )
+
+
 def _rebind(held):
     held["x"] = torch.zeros(3)
 

@@ -32,13 +32,27 @@ from graphlab.widgets import (
     SimulatorPlayground,
     TimelineView,
     pictures,
+    timeline_view,
 )
 from graphlab.widgets import figures as figures_module
 from graphlab.widgets.gap_view import log_ticks
-from graphlab.widgets.timeline_view import HOST_COST_NOTE, PROFILED_NOTE, summary_row_values
+from graphlab.widgets.timeline_view import (
+    HOST_COST_NOTE,
+    PROFILED_NOTE,
+    PROFILED_NOTE_AGAIN,
+    summary_row_values,
+)
 from graphlab.widgets.wrapping import wrap
 
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
+
+
+@pytest.fixture(autouse=True)
+def fresh_kernel(monkeypatch):
+    """Each test starts as a new kernel would: no timeline has given the profiler note yet."""
+    monkeypatch.setattr(timeline_view, "_profiled_note_given", False)
+
+
 GAP = "rgba(214, 39, 40, 0.16)"
 
 
@@ -180,15 +194,20 @@ def test_summary_numbers_are_the_timelines_own(eager, graph):
     assert html.escape(HOST_COST_NOTE) in table
 
 
-def test_profiled_timelines_carry_the_profiler_note(eager, graph):
-    profiled = TimelineView(eager=eager, graph=graph)  # eager came from a profiler trace
-    assert profiled.profiled
-    assert html.escape(PROFILED_NOTE) in profiled.children[1].value
-    for words in ("764 µs profiled", "7 µs unprofiled", "--cuda-graph-trace=node"):
-        assert words in PROFILED_NOTE
+def test_profiled_timelines_carry_the_profiler_note_in_full_once_per_kernel(eager, graph):
     simulated = TimelineView(graph=graph)  # the simulator's host costs come from unprofiled runs
     assert not simulated.profiled
     assert "profiler" not in simulated.children[1].value
+    first = TimelineView(eager=eager, graph=graph)  # eager came from a profiler trace
+    assert first.profiled
+    assert html.escape(PROFILED_NOTE) in first.children[1].value
+    for words in ("764 µs profiled", "7 µs unprofiled", "--cuda-graph-trace=node"):
+        assert words in PROFILED_NOTE
+    second = TimelineView(eager=eager, graph=graph)
+    assert html.escape(PROFILED_NOTE) not in second.children[1].value
+    assert html.escape(PROFILED_NOTE_AGAIN) in second.children[1].value
+    first.set_timelines(eager=eager, graph=graph)  # a redraw keeps the view's own note
+    assert html.escape(PROFILED_NOTE) in first.children[1].value
 
 
 def test_hover_shows_name_duration_and_launch_latency(eager, graph):

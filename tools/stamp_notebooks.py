@@ -5,6 +5,11 @@ it). Each notebook gets ``metadata["graphlab"]``: the GPU, driver, torch, CUDA a
 the date, the graphlab version and which backend produced the outputs. Readers on GitHub then
 know that the stored timings are real GPU results, and from which GPU.
 
+Stamping also says the stored outputs' live banners as recorded (:func:`mark_recorded`): printed
+during the run, ``[live CUDA on NVIDIA H200]`` was true; stored, it becomes ``[recorded on NVIDIA
+H200 (torch ..., CUDA ...) on <date>: a stored output, ...]``, so that no one who opens the notebook
+later takes it for their own machine's result.
+
 Stamping also normalises what an execution writes besides outputs (:func:`normalise`): the
 kernel's Python version in ``metadata.language_info.version`` and nbclient's per-cell timestamps.
 Both change on every run and every machine, so a re-run would otherwise rewrite every tracked
@@ -21,6 +26,7 @@ from pathlib import Path
 import nbformat
 
 from graphlab.backend import backend
+from graphlab.course.banner import as_recorded
 from graphlab.support.atomic import atomic_writer
 
 
@@ -58,9 +64,19 @@ def normalise(notebook) -> None:
         cell.metadata.pop("execution", None)
 
 
+def mark_recorded(notebook, meta: dict) -> None:
+    """Say every live banner that the cells printed as recorded by the run ``meta`` describes."""
+    for cell in notebook.cells:
+        for output in cell.get("outputs", []):
+            if output.get("output_type") == "stream":
+                output["text"] = as_recorded(output["text"], meta)
+
+
 def write_stamped(notebook, path: Path, meta: dict) -> None:
-    """Write ``notebook`` to ``path`` atomically, stamped with ``meta`` and normalised."""
+    """Write ``notebook`` to ``path`` atomically, stamped with ``meta``, its live banners said as
+    recorded, and normalised."""
     notebook.metadata["graphlab"] = dict(meta)
+    mark_recorded(notebook, meta)
     normalise(notebook)
     with atomic_writer(path) as out:
         nbformat.write(notebook, out)

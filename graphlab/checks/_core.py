@@ -34,6 +34,7 @@ from ._feedback import (
     crash_message,
     is_stub,
     learner_frame,
+    plain_title,
     record_result,
     safe_repr,
     safe_text,
@@ -66,7 +67,7 @@ class Section:
     title: str
 
     def __str__(self) -> str:
-        return f'lesson {self.lesson}, section {self.number} "{self.title}"'
+        return f'lesson {self.lesson}, section {self.number} "{plain_title(self.title)}"'
 
 
 class _NotAttempted(Exception):

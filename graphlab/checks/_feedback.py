@@ -8,6 +8,7 @@ megabytes all become a short sentence.
 
 from __future__ import annotations
 
+import re
 import sys
 import sysconfig
 import traceback
@@ -24,6 +25,7 @@ __all__ = [
     "crash_message",
     "is_stub",
     "learner_frame",
+    "plain_title",
     "record_result",
     "safe_repr",
     "safe_text",
@@ -44,6 +46,12 @@ _NOT_THEIRS = tuple(
 def _shorten(text: str, limit: int) -> str:
     text = " ".join(text.split())
     return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
+
+
+def plain_title(markdown: str) -> str:
+    """A lesson's section title as the learner reads it rendered: without the Markdown marks of
+    emphasis and code (``*not*``, ```x```), which feedback printed as text would show as such."""
+    return re.sub(r"[*`]", "", markdown)
 
 
 def safe_repr(value: object, limit: int = _LIMIT) -> str:

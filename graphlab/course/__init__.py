@@ -3,7 +3,7 @@
 Notebooks write ``from graphlab.course import banner, live_or_recorded, timelines, timings``.
 """
 
-from .banner import banner, live_or_recorded, timelines, timings
+from .banner import as_recorded, banner, live_or_recorded, timelines, timings
 from .links import (
     DISTRIBUTION,
     INSTALL_MARKER,
@@ -17,6 +17,7 @@ from .links import (
 __all__ = [
     "DISTRIBUTION",
     "INSTALL_MARKER",
+    "as_recorded",
     "banner",
     "binder_badge",
     "colab_badge",

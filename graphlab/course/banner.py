@@ -6,17 +6,25 @@
 - :func:`live_or_recorded` runs a timing experiment live on a GPU and otherwise loads the bundled
   recording of the same experiment, printing the banner either way.
 - :func:`timelines` and :func:`timings` get the eager and graph results out of either kind.
+- :func:`as_recorded` turns the live banners of a notebook's stored outputs into recorded ones
+  when the notebook is stored: a reader who opens it later, on another machine, must not take a
+  GPU result from then and there for one from this machine.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import re
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from graphlab.backend import backend
 from graphlab.errors import GraphlabError
 
-__all__ = ["banner", "live_or_recorded", "timelines", "timings"]
+__all__ = ["as_recorded", "banner", "live_or_recorded", "timelines", "timings"]
+
+LIVE = "live CUDA on "  # how a live banner starts, after its "["
+# A whole printed banner line of a live run: "[live CUDA on <gpu>]" or "[... - <note>]".
+_LIVE_LINE = re.compile(rf"^\[{LIVE}(?P<gpu>.+?)(?: - (?P<note>.*))?\]$", re.MULTILINE)
 
 
 def _describe_recording(rec: Any) -> str:
@@ -38,7 +46,7 @@ def banner(source: Any = None, note: str = "") -> None:
     live = backend()
     if source is None or source == "live":
         if live.is_cuda:
-            text = f"live CUDA on {live.gpu}"
+            text = f"{LIVE}{live.gpu}"
         else:
             text = "CPU emulator: CUDA graph semantics, no timings"
     elif source == "emulator":
@@ -82,6 +90,33 @@ def _announce_emulator_differences() -> None:
         + " (details: graphlab.emulator.DIFFERENCES)]"
     )
     warnings.filterwarnings("ignore", category=EmulatorDifferenceWarning)
+
+
+def as_recorded(text: str, meta: Mapping[str, Any]) -> str:
+    """``text`` (a cell's printed output) with each live banner line said as recorded.
+
+    ``meta`` is the provenance of the run that printed it (``tools/stamp_notebooks.py`` stamps a
+    stored notebook with it): its torch and CUDA versions and its date go into the line, with the
+    GPU and the note the banner already named, so that
+    ``[live CUDA on NVIDIA H200 - 50 steps]`` becomes ``[recorded on NVIDIA H200 (torch 2.11.0,
+    CUDA 13.0) on 2026-12-03: a stored output, run the cell for this machine's - 50 steps]``.
+    Every other line is left as it was.
+    """
+    versions = ", ".join(
+        f"{name} {meta[key]}"
+        for name, key in (("torch", "torch"), ("CUDA", "cuda"))
+        if meta.get(key)
+    )
+    when = str(meta.get("date") or "")[:10]
+
+    def recorded(line: re.Match) -> str:
+        said = f"recorded on {line['gpu']}"
+        said += f" ({versions})" if versions else ""
+        said += f" on {when}" if when else ""
+        said += ": a stored output, run the cell for this machine's"
+        return f"[{said}{' - ' + line['note'] if line['note'] else ''}]"
+
+    return _LIVE_LINE.sub(recorded, text)
 
 
 def live_or_recorded(run_live: Callable[[], Any], recording: str, note: str = "") -> Any:

@@ -12,7 +12,6 @@ the program still holds that memory (see :mod:`graphlab.emulator.storages`).
 from __future__ import annotations
 
 import inspect
-import warnings
 
 import torch
 
@@ -22,7 +21,13 @@ from . import state, streams
 from .capture import Capture
 from .differences import warn_once
 from .pools import get_pool, new_pool
-from .storages import CapturedInputs, FreedInputWarning, freed_input_error, warn_freed
+from .storages import (
+    CapturedInputs,
+    FreedInputWarning,
+    freed_input_error,
+    warn_at_caller,
+    warn_freed,
+)
 from .streams import Stream, default_stream, synchronize
 
 __all__ = ["CUDAGraph", "graph", "is_current_stream_capturing"]
@@ -170,7 +175,7 @@ class CUDAGraph:
             )
         self._instantiated = True  # as torch: a kept graph's first replay instantiates it
         if self._updated_from is not None and self._updated_from._steps is None:
-            warnings.warn(_SOURCE_RESET, FreedInputWarning, stacklevel=2)
+            warn_at_caller(_SOURCE_RESET, FreedInputWarning, depth=1)
         freed = self._inputs.freed()
         if freed:
             if self._check_liveness:

@@ -31,6 +31,8 @@ emulator cannot tell that reference from its own.
 
 from __future__ import annotations
 
+import linecache
+import sys
 import warnings
 import weakref
 
@@ -41,7 +43,7 @@ from graphlab.support.torch_internals import storage_id, storage_use_count
 
 from .pools import in_a_pool
 
-__all__ = ["Binder", "CapturedInputs", "FreedInputWarning"]
+__all__ = ["Binder", "CapturedInputs", "FreedInputWarning", "warn_at_caller"]
 
 _alias_refs: dict[int, int] = {}  # storage id -> live aliases the emulator made of it
 
@@ -66,6 +68,33 @@ class FreedInputWarning(UserWarning):
     Not an :class:`~graphlab.emulator.EmulatorDifferenceWarning`: it reports a bug in the program,
     which the course never silences.
     """
+
+
+def warn_at_caller(message: str, category: type[Warning], depth: int) -> None:
+    """``warnings.warn(message, category, stacklevel=depth + 1)``, with a notebook cell named as
+    IPython names it in tracebacks (``Cell In[5]:3``) instead of by the temporary file that holds
+    its code (``/tmp/ipykernel_1234/567.py:3``), and the cell's line shown under the warning.
+
+    ``depth`` counts frames from this function's caller: 1 is the caller's caller.
+    """
+    frame = sys._getframe(depth + 1)
+    filename, lineno = frame.f_code.co_filename, frame.f_lineno
+    shell = getattr(sys.modules.get("IPython"), "get_ipython", lambda: None)()
+    cell = getattr(getattr(shell, "compile", None), "format_code_name", lambda _: None)(filename)
+    if cell:
+        label = f"{cell[0]} {cell[1]}"
+        lines = linecache.getlines(filename)
+        if lines:  # under the label too, so that the warning can show the learner's line
+            linecache.cache[label] = (sum(map(len, lines)), None, lines, label)
+        filename = label
+    warnings.warn_explicit(
+        message,
+        category,
+        filename,
+        lineno,
+        module=frame.f_globals.get("__name__", "<string>"),
+        registry=frame.f_globals.setdefault("__warningregistry__", {}),
+    )
 
 
 def _forget(key: int) -> None:
@@ -185,12 +214,12 @@ def freed_input_error(freed: list[_Storage]) -> CaptureError:
 def warn_freed(freed: list[_Storage]) -> None:
     """Warn that this replay reads memory that a GPU would have freed."""
     what = "; ".join(used.first_use for used in freed)
-    warnings.warn(
+    warn_at_caller(
         f"This replay reads an input the program has let go of ({what} during capture): on a GPU "
         "its memory was freed, and the replay reads or writes whatever was allocated there since "
         "(a use-after-free: garbage results, or another tensor overwritten). The CPU emulator "
         f"kept the memory and replays with its last values. Fix: {_FIX}. torch 2.13+ catches "
         "this with torch.cuda.graph(g, check_input_liveness=True).",
         FreedInputWarning,
-        stacklevel=3,
+        depth=2,  # the code that called replay()
     )

@@ -310,8 +310,11 @@ CATALOGUE: tuple[Failure, ...] = (
         cause=(
             "Every replay writes into the same output tensors. A reference kept from an earlier "
             "replay, or from an earlier call of a torch.compile(mode='reduce-overhead') function, "
-            "now shows the newest values. torch.compile notices and raises; a plain CUDAGraph "
-            "raises nothing and the old result is simply gone."
+            "now shows the newest values. A plain CUDAGraph never raises. torch.compile raises "
+            "only for the outputs of a call that warmed up or recorded a graph; once its calls "
+            "replay, a kept output is overwritten silently (_inductor/cudagraph_trees.py, torch "
+            "2.5 to 2.13; seen on an NVIDIA H200 with torch 2.11), so a missing "
+            "error proves nothing."
         ),
         fix=(
             "Clone what you keep: results.append(static_out.clone()). With torch.compile, clone "
@@ -354,9 +357,13 @@ CATALOGUE: tuple[Failure, ...] = (
         ),
         cause=(
             "A graph is fixed to the sizes it was captured with. torch.compile's CUDAGraph Trees "
-            "therefore record one graph per distinct shape, each costing capture time and its own "
-            "memory; past a limit torch.compile warns, and eventually runs that function without "
-            "a graph."
+            "therefore record one graph per distinct shape, each costing capture time and memory "
+            "in the tree's pool; past cudagraph_dynamic_shape_warn_limit distinct sizes (8 by "
+            "default from torch 2.10, 50 in 2.5 to 2.9) torch.compile warns and goes on "
+            "recording. The other limit, cudagraph_unexpected_rerecord_limit (128), is not about "
+            "shapes: a function that has to be re-recorded that often for one shape (its static "
+            "inputs or graph-owned inputs moved) then runs without a graph "
+            "(_inductor/cudagraph_trees.py and config.py, torch 2.5 to 2.13)."
         ),
         fix=(
             "Pad inputs up to a few fixed sizes (buckets) and slice the results, so a handful of "
@@ -421,8 +428,11 @@ CATALOGUE: tuple[Failure, ...] = (
         cause=(
             "A collective finishes only when every rank launches it. If one rank captured an "
             "all_reduce into a graph and another did not, or the ranks replay different graphs, "
-            "or one skips a replay, the others wait for ever and the watchdog ends the job. Each "
-            "GPU on its own captured fine."
+            "or one skips a replay, the others wait for ever. An eager collective is watched: "
+            "NCCL's watchdog times it out and ends the job. A collective replayed from a graph is "
+            "not: ProcessGroupNCCL hands work to the watchdog only when the stream is not "
+            "capturing, so a mismatched replay hangs the host at its next synchronize, "
+            "indefinitely, with no timeout. Each GPU on its own captured fine."
         ),
         fix=(
             "Make every capture decision the same on all ranks (same shapes, same branches), "

@@ -27,6 +27,7 @@ from .timeline_picture import timeline_picture
 __all__ = [
     "HOST_COST_NOTE",
     "PROFILED_NOTE",
+    "PROFILED_NOTE_AGAIN",
     "SUMMARY_ROWS",
     "TimelineView",
     "summary_row_values",
@@ -48,13 +49,29 @@ HOST_COST_NOTE = (
     "one cudaLaunchKernel per kernel when eager, one cudaGraphLaunch per replay for a graph."
 )
 
-# Shown under every timeline drawn from a profiler trace (bundled recordings included).
+# Shown under the first timeline drawn from a profiler trace (bundled recordings included) in a
+# kernel, that is in one lesson; the later ones carry PROFILED_NOTE_AGAIN instead.
 PROFILED_NOTE = (
     "Launch calls are drawn as measured under the profiler, which slows them: on an H200 a "
     "1,000-node cudaGraphLaunch took 764 µs profiled against 7 µs unprofiled. Take host "
     "timings from unprofiled runs (graphlab.compare). Nsight Systems traces a replay as one "
     "range by default; --cuda-graph-trace=node shows each kernel, as here, with added overhead."
 )
+PROFILED_NOTE_AGAIN = (
+    "Launch calls drawn as measured under the profiler, which slows them (the note under this "
+    "lesson's first timeline says how much)."
+)
+_profiled_note_given = False
+
+
+def profiled_note() -> str:
+    """The profiler note for a new profiled timeline: in full the first time in this kernel (one
+    lesson), then the one line that points back to it, so a lesson does not repeat a paragraph."""
+    global _profiled_note_given
+    if _profiled_note_given:
+        return PROFILED_NOTE_AGAIN
+    _profiled_note_given = True
+    return PROFILED_NOTE
 
 
 def summary_row_values(timeline, summary: dict) -> list:
@@ -91,9 +108,9 @@ _NOTE = "font-size:11px;line-height:1.35;color:#555;max-width:340px;margin:6px 0
 _WARNING = "border-left:3px solid #e0a100;background:#fff8e1;padding:4px 6px;color:#333"
 
 
-def summary_html(cells: list[list[str]], sources: list[str], profiled: bool) -> str:
+def summary_html(cells: list[list[str]], sources: list[str], note: str | None) -> str:
     """The summary table (cells as from :func:`summary_cells`), what its host row means, the
-    profiler note when ``profiled`` and the full provenance lines."""
+    profiler ``note`` (None: the timelines were not profiled) and the full provenance lines."""
     head, *body = cells
     header = "".join(f"<th style='{_CELL}'>{html.escape(t)}</th>" for t in head)
     rows = "".join(
@@ -103,8 +120,8 @@ def summary_html(cells: list[list[str]], sources: list[str], profiled: bool) -> 
         for label, *values in body
     )
     paragraphs = f"<p style='{_NOTE}'>{html.escape(HOST_COST_NOTE)}</p>"
-    if profiled:
-        paragraphs += f"<p style='{_NOTE};{_WARNING}'>{html.escape(PROFILED_NOTE)}</p>"
+    if note:
+        paragraphs += f"<p style='{_NOTE};{_WARNING}'>{html.escape(note)}</p>"
     caption = "<br>".join(html.escape(s) for s in sources)
     return (
         "<div class='graphlab-summary-column' style='margin-top:24px'>"
@@ -127,7 +144,8 @@ class TimelineView(StaticPicture, widgets.HBox):
     the kernel's name, duration and launch latency. Above ``figures.LOD_EVENTS`` events the view
     merges bars closer than a pixel and refines them as you zoom in (level of detail, see
     :mod:`graphlab.widgets.lod`). Timelines from a profiler trace carry a note that their launch
-    calls were slowed by the profiler.
+    calls were slowed by the profiler: in full under the kernel's first such view, in one line
+    under the later ones (:func:`profiled_note`).
 
     Attributes: ``figure`` (the plotly FigureWidget), ``panels`` (what is drawn),
     ``summaries`` (title -> ``Timeline.summary().to_dict()``) and ``profiled`` (whether any
@@ -135,6 +153,7 @@ class TimelineView(StaticPicture, widgets.HBox):
     """
 
     def __init__(self, eager=None, graph=None):
+        self._profiled_note: str | None = None
         self._load(pick_timelines(eager, graph))
         self.figure = timeline_figure(self.panels, widget=True)
         ranges = [f"xaxis{'' if i == 0 else i + 1}.range" for i in range(len(self.panels))]
@@ -151,9 +170,12 @@ class TimelineView(StaticPicture, widgets.HBox):
             panel_of(title, tl, source, device_gaps_ns(tl)) for title, tl, source in picked
         ]
         self.profiled = any(tl.meta.get("source") == "kineto" for _, tl, _ in picked)
+        if self.profiled and self._profiled_note is None:  # chosen once per view
+            self._profiled_note = profiled_note()
+        note = self._profiled_note if self.profiled else None
         self._cells = summary_cells([(t, tl, self.summaries[t]) for t, tl, _ in picked])
         self._sources = list(dict.fromkeys(source for _, _, source in picked))
-        self._summary_html = summary_html(self._cells, self._sources, self.profiled)
+        self._summary_html = summary_html(self._cells, self._sources, note)
 
     @property
     def events(self) -> int:
@@ -202,6 +224,6 @@ class TimelineView(StaticPicture, widgets.HBox):
             self.panels,
             self._cells,
             [HOST_COST_NOTE, *self._sources],
-            PROFILED_NOTE if self.profiled else None,
+            self._profiled_note if self.profiled else None,
             heading,
         )

@@ -91,6 +91,29 @@ def test_a_new_batch_size_is_warmed_up_then_recorded_then_replayed():
     assert (calls[6]["captures"], calls[6]["replays"]) == (0, 1)  # batch 6 replays
 
 
+def _keep_every_output() -> dict:
+    workload = _mlp()
+    return experiments.keep_every_output(workload.fn, *workload.inputs)
+
+
+def test_only_the_warm_up_and_the_recording_outputs_raise_when_read_after_being_overwritten():
+    """torch/_inductor/cudagraph_trees.py (2.5 to 2.13): a call in a new iteration frees and marks
+    the previous call's outputs (dealloc_current_path_weakrefs) only when that call warmed up or
+    recorded (try_end_curr_warmup, try_end_curr_recording); after a replay,
+    try_end_curr_execution marks nothing, and the next replay writes over the kept outputs."""
+    kept = isolated(_keep_every_output, timeout=TIMEOUT_S)
+    rows = kept["calls"]
+    stages = [experiments.kept_output_row(row)[0] for row in rows]
+    assert stages == ["warm-up", "recording", "replay", "replay", "replay", "replay"]
+    for row in rows[:2]:
+        assert "overwritten by a subsequent run" in row["error"]
+        assert row["right"] is None
+    for row in rows[2:5]:  # silently holding a later call's values
+        assert (row["error"], row["right"]) == (None, False)
+    assert (rows[5]["error"], rows[5]["right"]) == (None, True)
+    assert kept["copies_right"] is True
+
+
 def _record(folder: str) -> str:
     return str(experiments.record_compiled(folder, command="pytest"))
 
@@ -107,8 +130,9 @@ def test_record_compiled_writes_what_the_lesson_reads(tmp_path):
     n = data["experiment"]["calls"]
     steady = data["steady"]
     assert (steady["captures"], steady["replays"], steady["cudagraph_skips"]) == (0, n, 0)
-    assert "overwritten by a subsequent run" in data["overwritten"]["error"]
-    assert data["overwritten"]["copy_kept"] is True
+    kept = data["kept_outputs"]
+    assert [row["call"] for row in kept["calls"]] == [1, 2, 3, 4, 5, 6]
+    assert kept["copies_right"] is True
     mutated = data["variants"]["mutated_input"]
     assert mutated["then"]["replays"] == 0
     shapes = data["variants"]["new_shapes"]

@@ -9,7 +9,8 @@ of three modes and counts rather than a Comparison and two timelines::
      "timings": {"eager_us", "compiled_us", "manual_graph_us", "first_calls_s"},
      "first_calls": [<counts of compiled call 1>, <call 2>, <call 3>],
      "steady": <counts over ``calls`` more compiled calls, after the timed ones>,
-     "overwritten": {"error", "copy_kept"},
+     "kept_outputs": {"calls": [{"call", "captures", "replays", "error", "right"}, ...],
+                      "copies_right"},
      "variants": {<name>: {"what", "first": <counts>, "then": <counts>}}}
 
 Per-call times are medians over ``repeats`` loops of ``calls`` calls, timed with CUDA events.
@@ -17,7 +18,8 @@ Per-call times are medians over ``repeats`` loops of ``calls`` calls, timed with
 of non-static inputs); ``manual_graph_us`` is ``graph.replay()`` alone, inputs in place.
 ``first_calls_s`` is the wall time of the first three compiled calls (compile, warm-up, record).
 Counts (``{"captures", "replays", "cudagraph_skips", "log"}``) come from
-:func:`watch_cudagraphs`.
+:func:`watch_cudagraphs`. ``kept_outputs`` is :func:`keep_every_output`'s experiment (recordings
+made before it existed lack the key).
 """
 
 from __future__ import annotations
@@ -43,8 +45,11 @@ __all__ = [
     "COMPILED_NAME",
     "COMPILED_SCHEMA",
     "CUDAGRAPHS_LOGGER",
+    "KEPT_CALLS",
     "NEW_SHAPES",
     "GraphCalls",
+    "keep_every_output",
+    "kept_output_row",
     "load_compiled",
     "measure_compiled",
     "record_compiled",
@@ -62,6 +67,9 @@ CUDAGRAPHS_LOGGER = "torch._inductor.cudagraph_utils.__cudagraphs"
 # warning limit (torch._inductor.config.triton.cudagraph_dynamic_shape_warn_limit, 8). Each comes
 # twice: the tree warms a new size up on its first call and records it on the next.
 NEW_SHAPES = tuple(rows for rows in range(4, 14) for _ in range(2))
+# Calls of keep_every_output: one warm-up, one recording, then replays; the last call's output is
+# the only one no later call wrote over, so six leaves three replays to read back.
+KEPT_CALLS = 6
 
 
 @dataclass
@@ -284,29 +292,63 @@ def measure_compiled(calls: int = 200, repeats: int = 5, warmup: int = 3) -> dic
         },
         "first_calls": first_calls,
         "steady": steady.to_dict(),
-        "overwritten": _overwritten(step),
+        "kept_outputs": keep_every_output(fn, x),
         "variants": _variants(fn, x),
     }
 
 
-def _overwritten(step: Callable[[], Any]) -> dict[str, Any]:
-    """Keep one compiled call's output, make a second call, then read the first output.
+def keep_every_output(fn: Callable, x: Any, calls: int = KEPT_CALLS) -> dict[str, Any]:
+    """Compile ``fn`` afresh, call it ``calls`` times on different inputs, keeping every output
+    (and a clone taken right after each call), then read every kept output.
 
-    ``error``: the first line of what reading it raised (None if nothing); ``copy_kept``: whether
-    a clone taken before the second call still holds the first call's values.
+    Each call begins a new iteration (``torch.compiler.cudagraph_mark_step_begin()``), which
+    allows CUDAGraph Trees to reuse the previous call's output memory. Returns ``calls``: per
+    call, what :func:`watch_cudagraphs` counted, ``error`` (the first line of what reading the kept
+    output raised, None if nothing) and ``right`` (whether it still held that call's values; None
+    when reading raised); and ``copies_right``, whether every clone kept its call's values.
     """
     import torch
 
-    first = step()
-    kept = first.clone()
-    second = step()
-    try:
-        first.sum().item()
-        error = None
-    except RuntimeError as exc:
-        error = str(exc).strip().splitlines()[0]
+    torch._dynamo.reset()  # a new tree: the first call warms up, the second records
+    compiled = torch.compile(fn, mode="reduce-overhead")
+    rows, kept, copies = [], [], []
+    for call in range(1, calls + 1):
+        with watch_cudagraphs() as seen:
+            torch.compiler.cudagraph_mark_step_begin()
+            out = compiled(x * call)  # each call's input, and so its output, differs
+        kept.append(out)
+        copies.append(out.clone())
+        rows.append({"call": call, "captures": seen.captures, "replays": seen.replays})
     torch.cuda.synchronize()
-    return {"error": error, "copy_kept": bool(torch.equal(kept, second))}
+    for row, out, copy in zip(rows, kept, copies, strict=True):
+        try:
+            row["right"], row["error"] = bool(torch.equal(out, copy)), None
+        except RuntimeError as exc:  # CUDAGraph Trees freed this output's memory
+            row["right"], row["error"] = None, str(exc).strip().splitlines()[0]
+    truth = [fn(x * call) for call in range(1, calls + 1)]  # eager, for the clones
+    copies_right = all(
+        torch.allclose(copy, want, rtol=1e-4, atol=1e-5)
+        for copy, want in zip(copies, truth, strict=True)
+    )
+    return {"calls": rows, "copies_right": copies_right}
+
+
+def kept_output_row(row: dict[str, Any]) -> tuple[str, str]:
+    """What one row of :func:`keep_every_output` says: the call's stage (from its counts) and what
+    reading its kept output gave.
+
+    A call that ran no graph was the warm-up; one that captured and replayed was the recording;
+    one that only replayed, a replay.
+    """
+    if row["replays"] == 0:
+        stage = "warm-up"
+    elif row["captures"]:
+        stage = "recording"
+    else:
+        stage = "replay"
+    if row["error"] is not None:
+        return stage, "raised: " + row["error"].split(". ")[0]  # its first sentence
+    return stage, "right values" if row["right"] else "WRONG values, no error"
 
 
 def record_compiled(
