@@ -39,6 +39,7 @@ __all__ = [
 #: A lesson's states, and the mark the terminal table shows for each.
 STATES = {"passed": "passed", "failed": "FAILED", "started": "started", "not attempted": "-"}
 TIMEOUT_S = 10
+_WHEN_WIDTH = len("2026-12-03 22:40:01 UTC")
 
 
 class HubProgressError(GraphlabError):
@@ -118,11 +119,11 @@ def table_lines(learners: list[LearnerProgress], course: list[Lesson]) -> list[s
     width = max([len("learner"), *(len(learner.name) for learner in learners)])
     cell = max(len(mark) for mark in STATES.values())
     head = [f"{'learner':<{width}}", *(f"{lesson.number:<{cell}}" for lesson in course)]
-    lines = ["  ".join([*head, "last activity         ", "server"])]
+    lines = ["  ".join([*head, f"{'last activity':<{_WHEN_WIDTH}}", "server"])]
     for learner in learners:
         marks = [STATES.get(learner.lessons.get(lesson.id), "") for lesson in course]
         row = [f"{learner.name:<{width}}", *(f"{mark:<{cell}}" for mark in marks)]
-        row.append(f"{when(learner.last_activity):<22}")
+        row.append(f"{when(learner.last_activity):<{_WHEN_WIDTH}}")
         lines.append("  ".join([*row, learner.server]))
     return lines
 
