@@ -54,7 +54,7 @@ from tornado.httpclient import HTTPRequest  # noqa: E402
 from tornado.websocket import websocket_connect  # noqa: E402
 
 from graphlab.course.lessons import lessons, read_lesson, shipped_folder  # noqa: E402
-from graphlab.course.readiness import unreadable_by_others  # noqa: E402
+from graphlab.course.readiness import closed_to_others, environment_paths  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 DEPLOY = ROOT / "deploy"
@@ -135,9 +135,9 @@ class Accounts:
         # The learners' servers run as themselves: the Python environment must be theirs to
         # read (graphlab doctor --workshop checks the same). Where it is not (a Python under
         # /root), open the way through for this run only: enter, not list.
-        for folder in _closed_folders():
-            self.opened.append((folder, folder.stat().st_mode & 0o777))
-            folder.chmod(folder.stat().st_mode | 0o001)
+        for folder, mode in closed_to_others(environment_paths()):
+            self.opened.append((folder, mode))
+            folder.chmod(mode | 0o001)
 
     def remove(self) -> None:
         for folder, mode in self.opened:
@@ -145,16 +145,6 @@ class Accounts:
         for name in self.names:
             subprocess.run(["pkill", "-KILL", "-u", name], capture_output=True, timeout=30)
             subprocess.run(["userdel", "--remove", name], capture_output=True, timeout=60)
-
-
-def _closed_folders() -> list[Path]:
-    import torch
-
-    import graphlab
-
-    paths = [Path(sys.executable).resolve(), Path(sys.prefix)]
-    paths += [Path(graphlab.__file__).parent, Path(torch.__file__).parent]
-    return [Path(entry.rsplit(" (mode", 1)[0]) for entry in unreadable_by_others(paths)]
 
 
 class Hub:

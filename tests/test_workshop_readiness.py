@@ -324,11 +324,11 @@ def test_an_environment_other_accounts_cannot_read_is_not_ready(tmp_path):
         (base / "open" / "private.py").chmod(0o600)
         paths = [base / "open" / "python", base / "closed" / "python", base / "closed"]
         paths.append(base / "open" / "private.py")
-        assert readiness.unreadable_by_others(paths) == [
-            f"{base / 'closed'} (mode 700)",
-            f"{base / 'open' / 'private.py'} (mode 600)",
+        assert readiness.closed_to_others(paths) == [
+            (base / "closed", 0o700),
+            (base / "open" / "private.py", 0o600),
         ]
-        assert readiness.unreadable_by_others([base / "open" / "python"]) == []
+        assert readiness.closed_to_others([base / "open" / "python"]) == []
     finally:
         shutil.rmtree(base)
 

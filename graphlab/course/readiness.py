@@ -44,10 +44,11 @@ __all__ = [
     "Facts",
     "TorchView",
     "assess",
+    "closed_to_others",
     "cores_needed",
+    "environment_paths",
     "extension_state",
     "gather",
-    "unreadable_by_others",
 ]
 
 #: The oldest driver branch that runs each CUDA major release (NVIDIA's minor-version
@@ -129,7 +130,9 @@ def gather() -> Facts:
         cpus=os.cpu_count() or 1,
         ports_in_use=[port for port in PORTS if _in_use(port)],
         extension=extension_state(),
-        unreadable=unreadable_by_others(_environment_paths()),
+        unreadable=[
+            f"{path} (mode {mode:o})" for path, mode in closed_to_others(environment_paths())
+        ],
     )
 
 
@@ -418,7 +421,7 @@ def _version(text: str) -> tuple[int, ...]:
     return tuple(parts) or (0,)
 
 
-def _environment_paths() -> list[Path]:
+def environment_paths() -> list[Path]:
     """What a learner's server must read: this Python, its environment, graphlab and torch."""
     import torch
 
@@ -432,10 +435,10 @@ def _environment_paths() -> list[Path]:
     ]
 
 
-def unreadable_by_others(paths: list[Path]) -> list[str]:
+def closed_to_others(paths: list[Path]) -> list[tuple[Path, int]]:
     """Each folder on the way to ``paths`` that other accounts cannot enter (no ``o+x``), and
-    each of ``paths`` they cannot read (no ``o+r``), as ``"/root (mode 700)"``, once each."""
-    found: dict[str, str] = {}
+    each of ``paths`` they cannot read (no ``o+r``), with its mode; once each, in order."""
+    found: dict[Path, int] = {}
     for path in paths:
         for folder in [*reversed(path.parents), path]:
             try:
@@ -445,9 +448,9 @@ def unreadable_by_others(paths: list[Path]) -> list[str]:
             needs = stat.S_IXOTH if folder != path or folder.is_dir() else 0
             needs |= stat.S_IROTH if folder == path else 0
             if mode & needs != needs:
-                found.setdefault(str(folder), f"{folder} (mode {stat.S_IMODE(mode):o})")
+                found.setdefault(folder, stat.S_IMODE(mode))
                 break
-    return list(found.values())
+    return list(found.items())
 
 
 def _torch_view() -> TorchView:
