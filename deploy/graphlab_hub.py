@@ -6,8 +6,8 @@
 - :func:`spawn_hooks` returns JupyterHub's ``pre_spawn_hook`` and ``post_stop_hook``: before a
   learner's server starts, its environment gets the device (``CUDA_VISIBLE_DEVICES``), the
   per-learner GPU memory cap (``GRAPHLAB_GPU_MEMORY_GB``) and the course's JupyterLab config
-  folder (``JUPYTER_CONFIG_PATH``, as ``graphlab lab`` sets it); when it stops, the device is
-  handed back.
+  folder (``JUPYTER_CONFIG_PATH``, as ``graphlab lab`` sets it), and their home is made
+  private (mode 700); when it stops, the device is handed back.
 - :func:`read_roster` reads the workshop's roster: the accounts allowed in and the instructor(s)
   who administer the hub. The hub is closed to everyone else.
 - :func:`hub_devices` refuses to start a hub on a GPU host whose GPUs it cannot list, rather than
@@ -16,7 +16,8 @@
 - :func:`singleuser_command` is the learner's server command. It runs as the learner: it makes
   their own copy of the lessons (``graphlab.course.workspace.ensure``, the same as
   ``graphlab lab``), then starts JupyterHub's single-user server on that folder. Nothing is
-  written into a learner's home by the hub's own (often root) process.
+  written into a learner's home by the hub's own (often root) process; it only sets the home's
+  mode.
 
 Progress needs nothing here: the store is in each learner's Jupyter data folder, under their
 own home (``graphlab.course.progress``).
