@@ -60,3 +60,25 @@ def test_the_cpu_memory_range_and_load_quoted_are_the_measured_ones():
     assert f"peaked at {low:.2f} to {high:.2f} GB" in text
     load = cpu.measured_on["load_average"]
     assert f"load average {load['before']} before the run and {load['after']} after it" in text
+
+
+def test_the_culling_figures_are_the_measured_ones():
+    gpu = peaks.load().gpu
+    text = " ".join(GUIDE.read_text(encoding="utf-8").split())
+    context = gpu.process_overhead_bytes / 1e9
+    agenda = {row[1][:2] for row in _agenda() if re.match(r"\d\d ", row[1])}
+    in_agenda = [p.peak_bytes for lesson, p in gpu.lessons.items() if lesson[:2] in agenda]
+    first, (largest_id, largest) = max(in_agenda) / 1e9, gpu.peak()
+    assert len(in_agenda) == 9
+    assert f"a CUDA context, {context:.2f} GB on an H200" in text
+    assert (
+        f"(up to {first:.2f} GB in the first nine lessons, {largest / 1e9:.2f} GB in lesson "
+        f"{largest_id[:2]})" in text
+    )
+    assert f"(lesson {largest_id[:2]} reserves {largest / 1e9:.2f} GB)" in text
+    nine = 9 * context
+    assert (
+        f"holds {nine:.1f} GB in contexts alone; twenty such learners would need "
+        f"{20 * round(nine, 1):.0f} GB" in text
+    )
+    assert f"2 × ({context:.2f} + {first:.2f}) = {2 * (context + first):.1f} GB" in text

@@ -4,9 +4,13 @@ no GPU at all)."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
+import shutil
 import subprocess
+import tempfile
+from pathlib import Path
 
 import pytest
 
@@ -248,17 +252,85 @@ def test_an_odd_number_of_learners_and_no_cap_set_yet():
 
 
 def test_too_many_learners_for_the_course_peak():
-    report = assess(machine(cap_gb=20), 40)
+    report = assess(machine(cap_gb=20, cpus=32), 40)
     assert report["verdict"] == "not ready"
     assert report["memory_cap_gb"] == 6.9  # 150.75 / 20 = 7.54 GB, less 0.6
     assert report["reasons"] == [
         "each learner's share is 6.9 GB but lesson 07_training needs 10.0 GB: fewer learners "
-        "per GPU, or more GPUs"
+        "per GPU, or more GPUs",
+        "GRAPHLAB_GPU_MEMORY_GB=20 is more than each learner's share (6.9 GB), so learners could "
+        "run each other out of memory: set GRAPHLAB_GPU_MEMORY_GB=6.9",
     ]
-    assert report["warnings"] == [
-        "GRAPHLAB_GPU_MEMORY_GB=20 is more than each learner's share (6.9 GB): learners could "
-        "run each other out of memory"
+    assert report["warnings"] == []
+
+
+def test_a_cap_above_each_learners_share_is_not_ready_with_the_cap_to_set():
+    report = assess(machine(cap_gb=12), 24)  # the share less the context is 11.9 GB
+    assert report["verdict"] == "not ready"
+    assert report["reasons"] == [
+        "GRAPHLAB_GPU_MEMORY_GB=12 is more than each learner's share (11.9 GB), so learners "
+        "could run each other out of memory: set GRAPHLAB_GPU_MEMORY_GB=11.9"
     ]
+    assert assess(machine(cap_gb=11.9), 24)["verdict"] == "ready"
+
+
+def test_a_cap_below_the_largest_lesson_peak_is_not_ready():
+    report = assess(machine(cap_gb=9.9), 24)  # lesson 07 of these peaks needs 10 GB
+    assert report["verdict"] == "not ready"
+    assert report["reasons"] == [
+        "GRAPHLAB_GPU_MEMORY_GB=9.9 is below the 10.00 GB that lesson 07_training needs: set "
+        "GRAPHLAB_GPU_MEMORY_GB=11.9"
+    ]
+    # The course's own measurements: lesson 11 reserved 497,025,024 bytes on an H200.
+    bundled = peaks.load()
+    lesson_ids, host = sorted(bundled.gpu.lessons), 200 * 10**9
+    real = machine(peaks=bundled, lesson_ids=lesson_ids, host_memory_bytes=host, cap_gb=0.1)
+    assert assess(real, 24)["reasons"] == [
+        "GRAPHLAB_GPU_MEMORY_GB=0.1 is below the 0.50 GB that lesson 11_full_vs_piecewise "
+        "needs: set GRAPHLAB_GPU_MEMORY_GB=11.7"
+    ]
+    assert assess(dataclasses.replace(real, cap_gb=0.5), 24)["reasons"] == []
+
+
+def test_too_few_cpu_cores_is_not_ready_with_the_number_needed():
+    # One core for the hub, one per two learners: 20 learners need 1 + 10 = 11, 21 need 12.
+    assert [readiness.cores_needed(n) for n in (1, 2, 3, 20, 21)] == [2, 2, 3, 11, 12]
+    report = assess(machine(cap_gb=11.9, cpus=2), 20)
+    assert report["verdict"] == "not ready"
+    assert report["cpus"] == {"have": 2, "needed": 11}
+    assert report["reasons"] == [
+        "20 learners need 11 CPU cores (1 for the hub, one per 2 learners) and this machine "
+        "has 2: fewer learners, or a machine with more cores"
+    ]
+    assert assess(machine(cpus=11), 20)["reasons"] == []
+
+
+def test_an_environment_other_accounts_cannot_read_is_not_ready(tmp_path):
+    report = assess(machine(cap_gb=11.9, unreadable=["/root (mode 700)"]), 24)
+    assert report["reasons"] == [
+        "every learner's server runs as that learner, and other accounts cannot read this "
+        "Python environment (/root (mode 700)): install it where every account can read (for "
+        "example under /opt), or open those folders (chmod o+rx)"
+    ]
+    # The folders are read from the disk: the first one closed on the way to each path, once.
+    base = Path(tempfile.mkdtemp())
+    try:
+        base.chmod(0o755)
+        (base / "open").mkdir(mode=0o755)
+        (base / "closed").mkdir(mode=0o700)
+        for name in ("open/python", "open/private.py", "closed/python"):
+            (base / name).write_text("")
+        (base / "open" / "python").chmod(0o755)
+        (base / "open" / "private.py").chmod(0o600)
+        paths = [base / "open" / "python", base / "closed" / "python", base / "closed"]
+        paths.append(base / "open" / "private.py")
+        assert readiness.closed_to_others(paths) == [
+            (base / "closed", 0o700),
+            (base / "open" / "private.py", 0o600),
+        ]
+        assert readiness.closed_to_others([base / "open" / "python"]) == []
+    finally:
+        shutil.rmtree(base)
 
 
 def test_without_gpu_measurements_the_verdict_is_unknown_and_the_share_is_still_given():
@@ -364,13 +436,11 @@ def test_without_a_gpu_the_emulator_shares_the_host_memory():
     crowded = assess(no_gpu(cpus=2), 20)
     assert crowded["reasons"] == [
         "20 learners' kernels need 10.0 GB of host memory (lesson 00_start_here: 0.50 GB each) "
-        "and 8.0 GB is available"
+        "and 8.0 GB is available",
+        "20 learners need 11 CPU cores (1 for the hub, one per 2 learners) and this machine "
+        "has 2: fewer learners, or a machine with more cores",
     ]
-    assert crowded["warnings"] == [
-        HOST_NOTE,
-        "20 learners share 2 CPU cores: lessons run slower than the measured times when many "
-        "run at once",
-    ]
+    assert crowded["warnings"] == [HOST_NOTE]
 
 
 def test_on_a_gpu_the_kernels_host_memory_is_checked_too():

@@ -2,7 +2,8 @@
 
 Reads the check results the exercise checkers stored (:mod:`graphlab.course.progress`) and counts
 them against the exercises of the shipped lessons: ``02  Static inputs  1/1``. ``--json`` prints
-the same for tools; ``--reset`` forgets every result first.
+the same for tools; ``--reset`` forgets every result first. ``--hub URL`` shows every learner of
+a JupyterHub instead, as the instructor's view does (:mod:`graphlab.workshop.hub_progress`).
 """
 
 from __future__ import annotations
@@ -17,12 +18,23 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--reset", action="store_true", help="forget every stored check result, then show"
     )
+    parser.add_argument(
+        "--hub",
+        metavar="URL",
+        help="show every learner of the JupyterHub at URL, lesson by lesson, with an admin's "
+        "API token from --token or JUPYTERHUB_API_TOKEN",
+    )
+    parser.add_argument("--token", help="the API token for --hub")
 
 
 def run(args: argparse.Namespace) -> int:
     from graphlab.course import progress
     from graphlab.course.lessons import lessons
 
+    if args.hub:
+        from graphlab.workshop.hub_progress import print_hub_table
+
+        return print_hub_table(args.hub, args.token, lessons(), as_json=args.json)
     store = progress.store_path()
     if args.reset:
         progress.reset()

@@ -11,6 +11,8 @@ whole GPUs, or the MIG slices of a GPU in MIG mode (what the hub configuration i
 does). Each learner's share of a place, less the GPU memory a kernel needs beyond its allocator
 (the CUDA context, measured), is the memory cap to set; the course needs the largest peak any
 lesson reached. Without GPUs the learners run the CPU emulator and share the host's memory.
+Either way a workshop needs CPU cores (:func:`cores_needed`), and a Python environment that every
+learner's account can read, since each learner's server runs as that learner.
 
 The verdict is ``ready``, ``not ready`` (with the reasons) or ``unknown``: an answer that needs a
 measurement the course does not have yet says so instead of guessing.
@@ -22,6 +24,8 @@ import math
 import os
 import shutil
 import socket
+import stat
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -34,7 +38,18 @@ from .lessons import lessons
 from .peaks import NOT_MEASURED, Peaks, PeaksError
 from .peaks import load as load_peaks
 
-__all__ = ["MIN_DRIVER", "PORTS", "Facts", "TorchView", "assess", "extension_state", "gather"]
+__all__ = [
+    "MIN_DRIVER",
+    "PORTS",
+    "Facts",
+    "TorchView",
+    "assess",
+    "closed_to_others",
+    "cores_needed",
+    "environment_paths",
+    "extension_state",
+    "gather",
+]
 
 #: The oldest driver branch that runs each CUDA major release (NVIDIA's minor-version
 #: compatibility table: CUDA 11.x needs 450+, 12.x 525+, 13.x 580+).
@@ -44,6 +59,12 @@ PORTS = {8000: "JupyterHub", 8081: "JupyterHub's API", 8888: "JupyterLab"}
 #: The course's own torch floor (pyproject.toml).
 TORCH_FLOOR = (2, 5)
 EXTENSION = {"server": "graphlab.server", "lab": "cuda-graphlab"}
+#: Learners per CPU core. A lesson's kernel keeps a core busy only while a cell runs (6 to 50 s
+#: per lesson on an H200, in a 15 to 20 minute slot), but lessons 01 and 06 time the CPU's
+#: launch work: two learners a core keep those timings close to an idle machine's.
+LEARNERS_PER_CORE = 2
+#: Cores for JupyterHub, its proxy and the learners' Jupyter servers themselves.
+HUB_CORES = 1
 
 
 @dataclass(frozen=True)
@@ -76,6 +97,7 @@ class Facts:
     cpus: int
     ports_in_use: list[int]
     extension: dict[str, bool]
+    unreadable: list[str] = field(default_factory=list)
 
 
 def gather() -> Facts:
@@ -108,6 +130,9 @@ def gather() -> Facts:
         cpus=os.cpu_count() or 1,
         ports_in_use=[port for port in PORTS if _in_use(port)],
         extension=extension_state(),
+        unreadable=[
+            f"{path} (mode {mode:o})" for path, mode in closed_to_others(environment_paths())
+        ],
     )
 
 
@@ -254,10 +279,16 @@ def _check_fit(plan: dict, facts: Facts, report: dict) -> None:
             f"each learner's share is {cap:.1f} GB but lesson {plan['needed_by']} needs "
             f"{needed / GB:.1f} GB: fewer learners per GPU, or more GPUs"
         )
-    if facts.cap_gb is not None and cap is not None and facts.cap_gb > cap:
-        report["warnings"].append(
-            f"{CAP_ENV}={facts.cap_gb:g} is more than each learner's share ({cap:.1f} GB): "
-            "learners could run each other out of memory"
+    if facts.cap_gb is not None and needed is not None and facts.cap_gb * GB < needed:
+        fix = f"set {CAP_ENV}={cap}" if cap is not None and cap * GB >= needed else "raise it"
+        report["reasons"].append(
+            f"{CAP_ENV}={facts.cap_gb:g} is below the {needed / GB:.2f} GB that lesson "
+            f"{plan['needed_by']} needs: {fix}"
+        )
+    elif facts.cap_gb is not None and cap is not None and facts.cap_gb > cap:
+        report["reasons"].append(
+            f"{CAP_ENV}={facts.cap_gb:g} is more than each learner's share ({cap:.1f} GB), so "
+            f"learners could run each other out of memory: set {CAP_ENV}={cap}"
         )
     elif facts.cap_gb is None and cap is not None:
         report["warnings"].append(f"{CAP_ENV} is not set here: give each learner {CAP_ENV}={cap}")
@@ -316,11 +347,6 @@ def _emulator_plan(facts: Facts, learners: int, report: dict) -> dict:
     plan |= _needed(facts, "cpu", report)
     if plan["needed_bytes"] is not None:
         _host_fit(facts, learners, plan["needed_by"], plan["needed_bytes"], report)
-    if learners > facts.cpus:
-        report["warnings"].append(
-            f"{learners} learners share {facts.cpus} CPU cores: lessons run slower than the "
-            "measured times when many run at once"
-        )
     return plan | {"memory_cap_gb": None}
 
 
@@ -341,7 +367,26 @@ def _host_fit(facts: Facts, learners: int, lesson: str, needed: int, report: dic
     )
 
 
+def cores_needed(learners: int) -> int:
+    """CPU cores a workshop of ``learners`` needs: the hub's, and one per two learners."""
+    return HUB_CORES + math.ceil(learners / LEARNERS_PER_CORE)
+
+
 def _machine_checks(facts: Facts, learners: int, report: dict) -> None:
+    cores = cores_needed(learners)
+    report["cpus"] = {"have": facts.cpus, "needed": cores}
+    if facts.cpus < cores:
+        report["reasons"].append(
+            f"{learners} learners need {cores} CPU cores ({HUB_CORES} for the hub, one per "
+            f"{LEARNERS_PER_CORE} learners) and this machine has {facts.cpus}: fewer learners, "
+            "or a machine with more cores"
+        )
+    if facts.unreadable:
+        report["reasons"].append(
+            "every learner's server runs as that learner, and other accounts cannot read this "
+            f"Python environment ({'; '.join(facts.unreadable)}): install it where every "
+            "account can read (for example under /opt), or open those folders (chmod o+rx)"
+        )
     needed_disk = learners * facts.lessons_bytes
     report["disk"] = {
         "path": facts.disk_path,
@@ -374,6 +419,38 @@ def _version(text: str) -> tuple[int, ...]:
             break
         parts.append(int(digits))
     return tuple(parts) or (0,)
+
+
+def environment_paths() -> list[Path]:
+    """What a learner's server must read: this Python, its environment, graphlab and torch."""
+    import torch
+
+    import graphlab
+
+    return [
+        Path(sys.executable).resolve(),
+        Path(sys.prefix),
+        Path(graphlab.__file__).parent,
+        Path(torch.__file__).parent,
+    ]
+
+
+def closed_to_others(paths: list[Path]) -> list[tuple[Path, int]]:
+    """Each folder on the way to ``paths`` that other accounts cannot enter (no ``o+x``), and
+    each of ``paths`` they cannot read (no ``o+r``), with its mode; once each, in order."""
+    found: dict[Path, int] = {}
+    for path in paths:
+        for folder in [*reversed(path.parents), path]:
+            try:
+                mode = folder.stat().st_mode
+            except OSError:
+                continue
+            needs = stat.S_IXOTH if folder != path or folder.is_dir() else 0
+            needs |= stat.S_IROTH if folder == path else 0
+            if mode & needs != needs:
+                found.setdefault(folder, stat.S_IMODE(mode))
+                break
+    return list(found.items())
 
 
 def _torch_view() -> TorchView:
