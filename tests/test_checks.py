@@ -48,6 +48,7 @@ LESSONS = {
     "check_repoint": "12_changing_a_graph",
     "check_expected_step_time": "14_capture_sizes",
     "check_choose_sizes": "14_capture_sizes",
+    "check_fixed_model": "15_debugging_capture",
 }
 on_emulator = pytest.mark.skipif(backend().is_cuda, reason="about the CPU emulator")
 
@@ -211,6 +212,7 @@ FIRST_CALLED = {
     "check_repoint": "repoint",
     "check_expected_step_time": "expected_step_us",
     "check_choose_sizes": "choose_sizes",
+    "check_fixed_model": "make_model",
 }
 
 
@@ -219,7 +221,8 @@ def test_an_untouched_stub_is_not_attempted(checker, name, capsys, progress_log)
     def stub(*args):
         raise NotImplementedError  # what every exercise cell holds before the learner writes
 
-    answer = (stub, stub) if checker == "check_captured_training" else stub
+    two = checker in ("check_captured_training", "check_fixed_model")  # they take two answers
+    answer = (stub, stub) if two else stub
     run(checker, answer)  # neither PASSED nor an error: Run All goes on
     assert capsys.readouterr().out == (
         f"not attempted yet: {name} — write your answer in the cell above, then run this check "

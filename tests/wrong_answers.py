@@ -728,6 +728,87 @@ def choose_the_largest_batch_only(histogram, costs, max_graphs, memory_mib):
     return [int(histogram.sizes.max())]
 
 
+# --- lesson 15: the broken model, half fixed; replay steps that go wrong -------------------------
+
+
+class SyncedScaler(torch.nn.Module):
+    """The lesson's Scaler with its counter moved to the GPU, and still its .item()."""
+
+    def __init__(self):
+        super().__init__()
+        self.weight = torch.nn.Parameter(torch.linspace(0.5, 1.5, 6, device=DEVICE))
+        self.register_buffer("calls", torch.zeros((), device=DEVICE))
+
+    def forward(self, x):
+        self.calls.add_(1)
+        peak = x.abs().max().item()  # the CPU waits for the GPU: refused inside a capture
+        return torch.tanh(x / peak * self.weight) / (1 + 0.1 * self.calls)
+
+
+class CpuCountingScaler(torch.nn.Module):
+    """The lesson's Scaler without its .item(), its call counter still a Python number."""
+
+    def __init__(self):
+        super().__init__()
+        self.weight = torch.nn.Parameter(torch.linspace(0.5, 1.5, 6, device=DEVICE))
+        self.calls = 0
+
+    def forward(self, x):
+        self.calls += 1  # runs once, at capture: every replay uses that call's temperature
+        return torch.tanh(x / x.abs().amax() * self.weight) / (1 + 0.1 * self.calls)
+
+
+def make_model_synced():
+    return SyncedScaler()
+
+
+def make_model_cpu_counter():
+    return CpuCountingScaler()
+
+
+class FixedScaler(SyncedScaler):
+    """The lesson's reference fix: the counter on the GPU, counted in place; no .item()."""
+
+    def forward(self, x):
+        self.calls.add_(1)
+        return torch.tanh(x / x.abs().amax() * self.weight) / (1 + 0.1 * self.calls)
+
+
+def make_model_right():
+    """The reference fixed model (right_answers.py uses it too), for the wrong steps below."""
+    return FixedScaler()
+
+
+def step_without_replay(graph, static_x, static_out, batch):
+    static_x.copy_(batch)
+    return static_out.clone()
+
+
+def step_returning_static_out(graph, static_x, static_out, batch):
+    static_x.copy_(batch)
+    graph.replay()
+    return static_out
+
+
+def step_rebinding(graph, static_x, static_out, batch):
+    static_x = batch  # only the local name changes  # noqa: F841
+    graph.replay()
+    return static_out.clone()
+
+
+def step_replaying_twice(graph, static_x, static_out, batch):
+    static_x.copy_(batch)
+    graph.replay()
+    graph.replay()
+    return static_out.clone()
+
+
+def fixed_step(graph, static_x, static_out, batch):
+    static_x.copy_(batch)
+    graph.replay()
+    return static_out.clone()
+
+
 def constant(value):
     """An answer that ignores its arguments and returns ``value``."""
     return lambda *args: value
@@ -977,4 +1058,12 @@ WRONG = [
     ("check_choose_sizes", constant([48, 300]), "size 300 is not in the cost table"),
     ("check_choose_sizes", constant([48, 48]), "size 48 appears twice"),
     ("check_choose_sizes", constant(48), "should return a list of batch sizes, such as [8, 32]"),
+    # 15 (the checker takes two answers: make_model and step)
+    ("check_fixed_model", (make_model_synced, fixed_step), "still makes the CPU wait for the GPU"),
+    ("check_fixed_model", (make_model_cpu_counter, fixed_step), "was cooled as the call during"),
+    ("check_fixed_model", (make_model_right, step_without_replay), "step never replayed the"),
+    ("check_fixed_model", (make_model_right, step_returning_static_out), "returned static_out it"),
+    ("check_fixed_model", (make_model_right, step_rebinding), "static_x does not hold the batch"),
+    ("check_fixed_model", (make_model_right, step_replaying_twice), "replayed the graph 2 times"),
+    ("check_fixed_model", (constant(None), fixed_step), "should return your fixed model"),
 ]

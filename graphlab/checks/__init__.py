@@ -33,11 +33,13 @@ lesson                  checkers
 12 changing a graph     :func:`check_repoint`
 13 NCCL                 :func:`check_matching_replays`
 14 which sizes          :func:`check_expected_step_time`, :func:`check_choose_sizes`
+15 debugging capture    :func:`check_fixed_model`
 ======================  ====================================================================
 """
 
 from .capture_sizes import check_choose_sizes, check_expected_step_time
 from .compiled import check_compiled_replays
+from .debugging import check_fixed_model
 from .does_it_pay import check_break_even
 from .dynamic_shapes import check_padding_waste, check_run_padded
 from .graph_update import check_repoint
@@ -61,6 +63,7 @@ __all__ = [
     "check_compiled_replays",
     "check_dispatch",
     "check_expected_step_time",
+    "check_fixed_model",
     "check_fork_join",
     "check_keep_outputs",
     "check_kernels_per_replay",

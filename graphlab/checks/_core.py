@@ -201,12 +201,12 @@ def fmt(value: Any) -> str:
     return safe_repr(value)
 
 
-def copy_advice() -> str:
-    """How to keep a copy of an output, with the emulator's one trap when it is live."""
+def copy_advice(output: str = "static_y") -> str:
+    """How to keep a copy of the graph's ``output``, with the emulator's trap when it is live."""
     if backend().is_cuda:
-        return "Keep static_y.clone() (or .cpu(), which copies to the host)."
+        return f"Keep {output}.clone() (or .cpu(), which copies to the host)."
     return (
-        "Keep static_y.clone(). (Here, on the CPU emulator, .cpu() and .to('cpu') return the "
+        f"Keep {output}.clone(). (Here, on the CPU emulator, .cpu() and .to('cpu') return the "
         "very same tensor, not a copy.)"
     )
 

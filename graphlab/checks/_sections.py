@@ -46,5 +46,9 @@ REPOINT_EXERCISE = Section("12_changing_a_graph", 6, "Exercise: point a graph at
 # 14 which sizes to capture
 PRICING = Section("14_capture_sizes", 3, "What a plan costs")
 PLANNER = Section("14_capture_sizes", 5, "The planner against the default lists")
+# 15 debugging a capture error
+FIRST_ERROR = Section("15_debugging_capture", 2, "Read the first error, then the catalogue")
+WHAT_WAS_CAPTURED = Section("15_debugging_capture", 5, "See what was captured")
+DEBUG_EXERCISE = Section("15_debugging_capture", 8, "Exercise: fix the model")
 
 ALL = tuple(value for value in dict(globals()).values() if isinstance(value, Section))
