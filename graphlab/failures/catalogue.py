@@ -443,6 +443,26 @@ CATALOGUE: tuple[Failure, ...] = (
         patterns=(r"collective operation timeout", r"\bNCCL\b.*\btim(ed|e) ?out"),
     ),
     Failure(
+        key="illegal-address",
+        title="A kernel read or wrote memory it does not own (an illegal address)",
+        example=("torch.AcceleratorError: CUDA error: an illegal memory access was encountered"),
+        cause=(
+            "A kernel touched an address that holds no live allocation. With graphs the usual "
+            "cause is a replay that reads a captured input whose storage was freed: rebinding the "
+            "Python name (static_x = new_batch) drops the last reference, the caching allocator "
+            "gives the block back to CUDA or to another tensor, and the graph still points at it. "
+            "The error is sticky: every later CUDA call in the process fails the same way."
+        ),
+        fix=(
+            "Restart the kernel (the CUDA context cannot recover). Then keep every captured input "
+            "alive and copy new data into it (static_x.copy_(batch)). To find the kernel and the "
+            "address, run the script under compute-sanitizer with "
+            "PYTORCH_NO_CUDA_MEMORY_CACHING=1, so that freed blocks really are freed."
+        ),
+        lesson="15_debugging_capture",
+        patterns=(r"illegal memory access", r"cudaErrorIllegalAddress"),
+    ),
+    Failure(
         key="capture-unsupported",
         title="An operation CUDA does not allow during capture",
         example="RuntimeError: CUDA error: operation not permitted when stream is capturing",
