@@ -142,7 +142,10 @@ async def test_lessons_of_a_checkout_are_in_notebooks(jp_fetch, jp_root_dir, sto
 async def test_reset_progress(jp_fetch, course, store):
     store.record("02_static_inputs", "rebind", True)
     response = await jp_fetch("graphlab", "progress", "reset", method="POST", body="{}")
-    assert json.loads(response.body) == {"ok": True}
+    assert json.loads(response.body) == {
+        "ok": True,
+        "message": f"forgot every check result ({store.store_path()})",
+    }
     assert store.load() == {}
     assert (await get_json(jp_fetch, "lessons"))["done"] == 0
 
@@ -161,7 +164,7 @@ async def test_reset_lesson_keeps_the_learners_copy(jp_fetch, jp_root_dir):
 
     lesson.unlink()  # a deleted lesson comes back, with no copy to keep
     response = await jp_fetch("graphlab", "lessons", "reset", method="POST", body=body)
-    assert json.loads(response.body) == {"backup": None}
+    assert json.loads(response.body) == {"backup": None, "warning": None}
     assert lesson.read_bytes() == shipped
 
     for path, says in [("../02_static_inputs.ipynb", "leaves the Jupyter root folder"),

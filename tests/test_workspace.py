@@ -22,6 +22,7 @@ from graphlab.course import workspace
 from graphlab.course.lessons import Lesson, lessons, read_lesson, shipped_folder
 from graphlab.course.workspace import WorkspaceError, ensure, reset_lesson, sync
 from graphlab.errors import GraphlabError
+from graphlab.support import backups
 
 ROOT = Path(__file__).resolve().parent.parent
 COURSE = [
@@ -90,7 +91,7 @@ def test_a_lesson_without_heading_is_titled_by_its_file_and_a_broken_one_refused
     assert read_lesson(path).title == "Captured training"
     assert read_lesson(path).exercises == ()
     path.write_text("{not json")
-    with pytest.raises(GraphlabError, match=r"cannot read the lesson .*07_captured_training"):
+    with pytest.raises(GraphlabError, match=r"lesson .*07_captured_training.ipynb is not valid"):
         read_lesson(path)
     with pytest.raises(GraphlabError, match=r"notes.ipynb is not named like a lesson: NN_topic"):
         read_lesson(tmp_path / "notes.ipynb")
@@ -175,17 +176,17 @@ class _Clock:
 def test_reset_lesson_restores_the_original_and_keeps_the_learners_copy(
     shipped, tmp_path, monkeypatch
 ):
-    monkeypatch.setattr(workspace, "datetime", _Clock)
+    monkeypatch.setattr(backups, "datetime", _Clock)
     folder = ensure(tmp_path / "course")
     lesson = folder / "01_kernel_gaps.ipynb"
     first = edit(lesson, "first try")
-    backup = reset_lesson(folder, "01_kernel_gaps.ipynb")
+    backup = reset_lesson(folder, "01_kernel_gaps.ipynb").backup
     assert backup == folder / "01_kernel_gaps.backup-20260102T030405Z.ipynb"
     assert backup.read_bytes() == first
     assert lesson.read_bytes() == (shipped / "01_kernel_gaps.ipynb").read_bytes()
     # Within the same second, by its absolute path (as the server passes it).
     second = edit(lesson, "second try")
-    backup = reset_lesson(folder, lesson)
+    backup = reset_lesson(folder, lesson).backup
     assert backup == folder / "01_kernel_gaps.backup-20260102T030405Z-2.ipynb"
     assert backup.read_bytes() == second
     # The restored lesson counts as untouched: the next version of the course updates it.
@@ -201,7 +202,7 @@ def test_reset_lesson_restores_the_original_and_keeps_the_learners_copy(
 def test_reset_lesson_writes_a_deleted_lesson_afresh(shipped, tmp_path):
     folder = ensure(tmp_path / "course")
     (folder / "00_start_here.ipynb").unlink()
-    assert reset_lesson(folder, "00_start_here.ipynb") is None
+    assert reset_lesson(folder, "00_start_here.ipynb") == workspace.LessonReset(None)
     assert (folder / "00_start_here.ipynb").read_bytes() == (
         shipped / "00_start_here.ipynb"
     ).read_bytes()

@@ -12,8 +12,9 @@ import re
 from pathlib import Path, PurePosixPath
 
 from graphlab.errors import GraphlabError
+from graphlab.support.printable import printable
 
-__all__ = ["PathRefused", "resolve_in_root"]
+__all__ = ["PathRefused", "relative_to_root", "resolve_in_root"]
 
 _DRIVE = re.compile(r"^[A-Za-z]:")
 
@@ -46,3 +47,17 @@ def resolve_in_root(root_dir: str | os.PathLike, relative: str, allow_hidden: bo
     if not full.is_relative_to(root):
         raise PathRefused(f"{relative!r} is a link to a file outside the Jupyter root folder")
     return full
+
+
+def relative_to_root(root_dir: str | os.PathLike, message: str) -> str:
+    """``message`` with each path inside ``root_dir`` written relative to it.
+
+    Errors from the file readers name files by their full path, which on a hub or a shared
+    server says where and as whom it runs; the browser needs only the path it asked for. Paths
+    appear as they are or as :func:`~graphlab.support.printable.printable` spells them.
+    """
+    root = Path(root_dir)
+    if root == Path(root.anchor):  # the root is "/": every path is already "/" + its name
+        return message
+    prefix = str(root) + os.sep
+    return message.replace(prefix, "").replace(printable(prefix), "")
