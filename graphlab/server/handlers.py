@@ -126,7 +126,8 @@ class ResetLessonHandler(_Base):
             return
         # None: the lesson was missing, so there was no copy of the learner's to keep.
         shown = done.backup and done.backup.relative_to(self.root).as_posix()
-        self.finish(json.dumps({"backup": shown, "warning": done.warning}))
+        warning = done.warning and relative_to_root(self.root, done.warning)
+        self.finish(json.dumps({"backup": shown, "warning": warning}))
 
 
 class TraceHandler(_Base):
