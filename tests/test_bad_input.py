@@ -676,3 +676,43 @@ def test_a_checker_with_a_nested_progress_file_keeps_its_verdict(monkeypatch, tm
         "file under another name)"
     ]
     assert store.read_text() == NESTED_JSON
+
+
+# -- the shared JSON reader -----------------------------------------------------------------------
+
+
+class _Refused(GraphlabError):
+    pass
+
+
+@settings(max_examples=300)
+@given(st.text() | st.binary() | st.builds(lambda v: json.dumps(v), json_values))
+@example('{"a": ' * 50_000 + "1" + "}" * 50_000)
+@example("[" * 100_000 + "]" * 100_000)
+@example("[" * 101 + "]" * 101)
+@example("1" + "0" * 5000)
+@example(b"\xef\xbb\xbf{}")
+@example('{"a": 1}'.encode("utf-16"))
+@example(b'"\xed\xa0\x80"')  # a UTF-16 surrogate written as UTF-8
+@example("1e999999")
+@example('"' + "\\" * 10_001 + '"')
+def test_the_json_reader_returns_a_value_or_one_line(text):
+    from graphlab.support.json_text import MAX_DEPTH, parse_json
+
+    try:
+        value = parse_json(text, "f.json", _Refused, "write it again")
+    except _Refused as exc:
+        message = str(exc)
+        assert message.startswith("f.json ") and message.endswith(": write it again")
+        assert "\n" not in message
+        return
+    json.dumps(value)  # what was accepted can be written back
+    depth, stack = 0, [(value, 1)]
+    while stack:
+        item, level = stack.pop()
+        if isinstance(item, (dict, list)):
+            depth = max(depth, level)
+            stack.extend(
+                (c, level + 1) for c in (item.values() if isinstance(item, dict) else item)
+            )
+    assert depth <= MAX_DEPTH
