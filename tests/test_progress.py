@@ -123,16 +123,24 @@ def test_reset_forgets_everything(store, clock):
     ],
 )
 def test_a_damaged_store_is_refused_and_never_overwritten(store, content):
+    refused_and_kept(store, content)
+    reset()
+    assert load() == {}
+
+
+def refused_and_kept(store: Path, content: str | bytes) -> str:
+    """Put ``content`` in the store; check that reading and recording refuse it and leave it
+    as it was; return the start of the message."""
     store.parent.mkdir(parents=True)
-    store.write_text(content, encoding="utf-8")
+    data = content if isinstance(content, bytes) else content.encode("utf-8")
+    store.write_bytes(data)
     message = f"{store} is not a graphlab progress file: move it away, or forget every result "
     with pytest.raises(ProgressError, match=message):
         load()
     with pytest.raises(ProgressError, match=message):
         record("00_start_here", "busy_fraction", True)
-    assert store.read_text(encoding="utf-8") == content
-    reset()
-    assert load() == {}
+    assert store.read_bytes() == data
+    return message
 
 
 @pytest.mark.parametrize(
@@ -386,16 +394,7 @@ def test_reset_refuses_a_folder_or_a_link_at_the_progress_path(store, tmp_path):
     ids=["nested-100000", "nested-lessons", "nested-150-in-an-entry", "5001-digits", "utf-16"],
 )
 def test_hostile_json_in_the_store_is_one_line_everywhere(store, course, capsys, content):
-    store.parent.mkdir(parents=True)
-    if isinstance(content, bytes):
-        store.write_bytes(content)
-    else:
-        store.write_text(content, encoding="utf-8")
-    message = f"{store} is not a graphlab progress file: move it away, or forget every result "
-    with pytest.raises(ProgressError, match=message):
-        load()
-    with pytest.raises(ProgressError, match=message):
-        record("00_start_here", "busy_fraction", True)
+    message = refused_and_kept(store, content)
     code, out, err = run_cli(capsys, "progress")
     assert (code, out, err.count("\n")) == (2, "", 1)
     assert err.startswith(f"graphlab progress: {message}")
