@@ -425,3 +425,17 @@ def test_an_empty_workspace_path_is_refused_in_one_line(
     assert sorted(p.name for p in tmp_path.iterdir()) == ["shipped"]  # nothing copied here
     with pytest.raises(WorkspaceError, match="no folder given"):
         ensure(given)
+
+
+@pytest.mark.parametrize(
+    ("given", "says"),
+    [("a\x00b", "(embedded null byte)"), ("a" * 300, "(File name too long)")],
+    ids=["nul", "too-long"],
+)
+def test_a_workspace_path_no_file_system_takes_is_one_line(shipped, tmp_path, given, says):
+    with pytest.raises(WorkspaceError) as error:
+        ensure(tmp_path / given)
+    message = str(error.value)
+    assert message.startswith("cannot create the course workspace ")
+    assert message.endswith(f"{says}: choose a folder you can write with --workspace DIR")
+    assert "\n" not in message and "\x00" not in message

@@ -36,6 +36,7 @@ from graphlab.errors import GraphlabError
 from graphlab.support.atomic import write_text_atomically
 from graphlab.support.backups import newest_kept, unused_name
 from graphlab.support.json_text import parse_json
+from graphlab.support.printable import printable
 
 from .lessons import Lesson, lessons
 
@@ -199,16 +200,20 @@ def _folder(workspace_dir: str | os.PathLike) -> Path:
             "no folder given for the course workspace (the path is empty): name one with "
             "--workspace DIR, or leave the option out for ~/graphlab-course"
         )
-    folder = Path(workspace_dir).expanduser().resolve()
-    if folder.exists() and not folder.is_dir():
-        raise WorkspaceError(f"{folder} is a file: choose a folder for the course workspace")
+    folder = Path(workspace_dir).expanduser()
     try:
-        folder.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
+        folder = folder.resolve()
+        taken = folder.exists() and not folder.is_dir()
+        if not taken:
+            folder.mkdir(parents=True, exist_ok=True)
+    except (OSError, ValueError) as exc:  # ValueError: a NUL byte in the path
+        reason = getattr(exc, "strerror", None) or exc
         raise WorkspaceError(
-            f"cannot create the course workspace {folder} ({exc.strerror or exc}): choose a "
+            f"cannot create the course workspace {printable(folder)} ({reason}): choose a "
             "folder you can write with --workspace DIR"
         ) from None
+    if taken:
+        raise WorkspaceError(f"{folder} is a file: choose a folder for the course workspace")
     return folder
 
 
