@@ -414,3 +414,11 @@ async def test_a_lesson_reset_whose_record_cannot_be_written_answers_with_a_warn
         "02_static_inputs.ipynb is reset, but the workspace record could not be updated ("
     )
     assert str(jp_root_dir) not in reply["warning"]
+
+
+def test_a_path_with_a_nul_byte_is_refused_for_what_it_is(tmp_path):
+    with pytest.raises(PathRefused) as refused:
+        resolve_in_root(tmp_path, "00_start_here.ipynb\x00.json")
+    assert str(refused.value) == (
+        "00_start_here.ipynb\\x00.json holds a NUL character, which no file name has"
+    )

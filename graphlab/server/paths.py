@@ -31,8 +31,10 @@ def resolve_in_root(root_dir: str | os.PathLike, relative: str, allow_hidden: bo
     byte, a hidden part (``.x``) unless ``allow_hidden``, and a path whose real location (after
     following symbolic links) is not inside the root's real location.
     """
-    if not relative or "\x00" in relative:
+    if not relative:
         raise PathRefused("no file given: pass a path relative to the Jupyter root folder")
+    if "\x00" in relative:
+        raise PathRefused(f"{printable(relative)} holds a NUL character, which no file name has")
     if relative.startswith(("/", "\\")) or _DRIVE.match(relative):
         raise PathRefused(
             f"{relative!r} is an absolute path: pass a path relative to the Jupyter root folder"
