@@ -315,7 +315,7 @@ async def test_nested_json_in_a_lesson_or_the_progress_file_is_never_a_500(
 
 @pytest.fixture
 def slow_parse(monkeypatch):
-    """Reading a lesson takes half a second; returns the paths read, in order, and an event
+    """Reading a lesson takes a second; returns the paths read, in order, and an event
     set when the first read starts."""
     from graphlab.server import lessons
 
@@ -325,7 +325,7 @@ def slow_parse(monkeypatch):
     def slow(path):
         read.append(Path(path).name)
         started.set()
-        time.sleep(0.5)
+        time.sleep(1.0)
         return real(path)
 
     monkeypatch.setattr(lessons, "read_lesson", slow)
