@@ -619,3 +619,100 @@ def test_recording_writer_refuses_paths_that_are_not_folders(tmp_path):
         with pytest.raises(GraphlabError):
             write_recording(fixture_recording(), target)
     _unchanged(tmp_path)
+
+
+# -- the progress store under a checker -----------------------------------------------------------
+
+NESTED_JSON = "[" * 100_000 + "]" * 100_000
+
+
+def store_failures():
+    """What a progress store may raise: its own one line, or errors nobody foresaw."""
+    return [
+        RecursionError("maximum recursion depth exceeded while decoding a JSON array"),
+        MemoryError(),
+        KeyError("lessons"),
+        UnicodeEncodeError("utf-8", "\ud800", 0, 1, "surrogates not allowed"),
+        ValueError("I/O operation on closed file"),
+    ]
+
+
+@pytest.mark.parametrize("failure", store_failures(), ids=lambda e: type(e).__name__)
+def test_a_checkers_verdict_never_depends_on_the_progress_store(monkeypatch, capsys, failure):
+    from right_answers import busy_fraction
+
+    from graphlab.checks import _feedback
+    from graphlab.checks.start_here import check_busy_fraction
+    from graphlab.errors import CheckFailed
+
+    def broken(*result):
+        raise failure
+
+    monkeypatch.setattr(_feedback, "_progress", lambda: type("P", (), {"record": broken}))
+    says = f"^graphlab could not save your progress: {type(failure).__name__}: "
+    with pytest.warns(UserWarning, match=says):
+        check_busy_fraction(busy_fraction)
+    assert capsys.readouterr().out.startswith("PASSED")
+    with pytest.warns(UserWarning, match=says), pytest.raises(CheckFailed):
+        check_busy_fraction(learner(0.5))
+
+
+def test_a_checker_with_a_nested_progress_file_keeps_its_verdict(monkeypatch, tmp_path, capsys):
+    from right_answers import busy_fraction
+
+    from graphlab.checks.start_here import check_busy_fraction
+    from graphlab.course import progress
+
+    monkeypatch.undo()  # the real progress store, in a file of this test's own
+    store = tmp_path / "progress.json"
+    store.write_text(NESTED_JSON)
+    monkeypatch.setenv(progress.ENV, str(store))
+    with pytest.warns(UserWarning) as warned:
+        check_busy_fraction(busy_fraction)
+    assert capsys.readouterr().out.startswith("PASSED")
+    assert [str(w.message) for w in warned] == [
+        f"graphlab could not save your progress: {store} is not a graphlab progress file: move "
+        "it away, or forget every result with `graphlab progress --reset` (which keeps this "
+        "file under another name)"
+    ]
+    assert store.read_text() == NESTED_JSON
+
+
+# -- the shared JSON reader -----------------------------------------------------------------------
+
+
+class _Refused(GraphlabError):
+    pass
+
+
+@settings(max_examples=300)
+@given(st.text() | st.binary() | st.builds(lambda v: json.dumps(v), json_values))
+@example('{"a": ' * 50_000 + "1" + "}" * 50_000)
+@example("[" * 100_000 + "]" * 100_000)
+@example("[" * 101 + "]" * 101)
+@example("1" + "0" * 5000)
+@example(b"\xef\xbb\xbf{}")
+@example('{"a": 1}'.encode("utf-16"))
+@example(b'"\xed\xa0\x80"')  # a UTF-16 surrogate written as UTF-8
+@example("1e999999")
+@example('"' + "\\" * 10_001 + '"')
+def test_the_json_reader_returns_a_value_or_one_line(text):
+    from graphlab.support.json_text import MAX_DEPTH, parse_json
+
+    try:
+        value = parse_json(text, "f.json", _Refused, "write it again")
+    except _Refused as exc:
+        message = str(exc)
+        assert message.startswith("f.json ") and message.endswith(": write it again")
+        assert "\n" not in message
+        return
+    json.dumps(value)  # what was accepted can be written back
+    depth, stack = 0, [(value, 1)]
+    while stack:
+        item, level = stack.pop()
+        if isinstance(item, (dict, list)):
+            depth = max(depth, level)
+            stack.extend(
+                (c, level + 1) for c in (item.values() if isinstance(item, dict) else item)
+            )
+    assert depth <= MAX_DEPTH

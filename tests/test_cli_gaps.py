@@ -197,13 +197,14 @@ def test_lab_as_root_adds_allow_root(tmp_path, monkeypatch):
     assert command[-2:] == ["--ServerApp.ip=127.0.0.1", "--allow-root"]
 
 
-def test_lab_opens_the_first_lesson_in_the_browser(tmp_path, monkeypatch):
+def test_lab_opens_the_first_lesson_in_the_browser_and_at_the_printed_url(tmp_path, monkeypatch):
+    # JupyterLab's default page is what its printed URL and the browser it starts both open.
     monkeypatch.setattr(lab.os, "geteuid", lambda: 1000)
     first = tmp_path / "00_start_here.ipynb"
     assert lab.build_command(lab_args("--no-browser"), tmp_path, first)[3:] == [
         f"--ServerApp.root_dir={tmp_path}",
         "--ServerApp.ip=127.0.0.1",
-        f"--ServerApp.file_to_run={first}",
+        "--LabApp.default_url=/lab/tree/00_start_here.ipynb",
         "--no-browser",
     ]
 
@@ -213,7 +214,8 @@ def test_lab_options_are_ones_jupyterlab_knows():
     from jupyterlab.labapp import LabApp
 
     traits = ServerApp.class_traits()
-    assert all(name in traits for name in ("root_dir", "ip", "port", "file_to_run"))
+    assert all(name in traits for name in ("root_dir", "ip", "port"))
+    assert "default_url" in LabApp.class_traits()
     assert "no-browser" in LabApp.flags and "allow-root" in LabApp.flags
 
 

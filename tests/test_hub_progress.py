@@ -148,3 +148,15 @@ def test_the_view_page_marks_each_cell_with_its_state():
     assert hub_progress.lesson_state({"exercises": [], "passed": [], "failed": []}) == (
         "not attempted"
     )
+
+
+def test_graphlab_progress_hub_refuses_reset(hub_url, capsys, tmp_path, monkeypatch):
+    store = tmp_path / "progress.json"
+    store.write_text('{"version": 1, "results": {}}')
+    monkeypatch.setenv("GRAPHLAB_PROGRESS", str(store))
+    assert main(["progress", "--hub", hub_url, "--token", TOKEN, "--reset"]) == 2
+    assert capsys.readouterr().err == (
+        "graphlab progress: --reset forgets this account's own results and cannot reach a hub's "
+        "learners: run it without --hub (each learner resets from the course sidebar)\n"
+    )
+    assert store.read_text() == '{"version": 1, "results": {}}'

@@ -7,10 +7,11 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 import subprocess
 import sys
 import time
-from datetime import datetime, timedelta
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 import pytest
@@ -20,6 +21,7 @@ from graphlab.cli import main
 from graphlab.course import progress
 from graphlab.course.lessons import lessons
 from graphlab.course.progress import ENV, ProgressError, load, record, report, reset, store_path
+from graphlab.support import backups
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -38,6 +40,14 @@ def clock(monkeypatch) -> list[str]:
     handed = iter(times)
     monkeypatch.setattr(progress, "_now", lambda: next(handed))
     return times
+
+
+class FixedClock(datetime):
+    """datetime whose now() is 2026-12-03 22:15:00 UTC, for the names of kept files."""
+
+    @classmethod
+    def now(cls, tz=None):
+        return datetime(2026, 12, 3, 22, 15, 0, tzinfo=timezone.utc)
 
 
 @pytest.fixture
@@ -113,16 +123,24 @@ def test_reset_forgets_everything(store, clock):
     ],
 )
 def test_a_damaged_store_is_refused_and_never_overwritten(store, content):
+    refused_and_kept(store, content)
+    reset()
+    assert load() == {}
+
+
+def refused_and_kept(store: Path, content: str | bytes) -> str:
+    """Put ``content`` in the store; check that reading and recording refuse it and leave it
+    as it was; return the start of the message."""
     store.parent.mkdir(parents=True)
-    store.write_text(content, encoding="utf-8")
+    data = content if isinstance(content, bytes) else content.encode("utf-8")
+    store.write_bytes(data)
     message = f"{store} is not a graphlab progress file: move it away, or forget every result "
     with pytest.raises(ProgressError, match=message):
         load()
     with pytest.raises(ProgressError, match=message):
         record("00_start_here", "busy_fraction", True)
-    assert store.read_text(encoding="utf-8") == content
-    reset()
-    assert load() == {}
+    assert store.read_bytes() == data
+    return message
 
 
 @pytest.mark.parametrize(
@@ -252,3 +270,133 @@ def test_progress_command_reports_a_damaged_store_in_one_line(store, course, cap
     assert err.startswith(f"graphlab progress: {store} is not a graphlab progress file")
     assert err.count("\n") == 1
     assert run_cli(capsys, "progress", "--reset")[0] == 0
+
+
+# ------------------------------------------------------------- what the progress path names
+
+NESTED = "[" * 100_000 + "]" * 100_000
+
+
+def device_or_pipe(kind: str, folder: Path) -> Path:
+    """A FIFO, or a character device that is /dev/null's own (its device number).
+
+    As root the device is a private node made with mknod, so that a reset that wrongly deletes
+    it cannot harm the machine's /dev/null; anyone else gets /dev/null itself, which they could
+    not remove or replace anyway.
+    """
+    path = folder / f"progress-{kind}"
+    if kind == "fifo":
+        os.mkfifo(path)
+    elif os.geteuid() == 0:
+        os.mknod(path, stat.S_IFCHR | 0o666, os.stat("/dev/null").st_rdev)
+    else:
+        path = Path("/dev/null")
+    return path
+
+
+def same_node(path: Path, before: os.stat_result) -> bool:
+    after = os.lstat(path)
+    return (after.st_mode, after.st_rdev, after.st_ino) == (
+        before.st_mode,
+        before.st_rdev,
+        before.st_ino,
+    )
+
+
+@pytest.mark.parametrize("kind", ["fifo", "char device"])
+def test_a_device_or_pipe_means_progress_off_and_is_never_touched(
+    kind, tmp_path, monkeypatch, course, capsys
+):
+    path = device_or_pipe(kind, tmp_path)
+    before = os.lstat(path)
+    monkeypatch.setenv(ENV, str(path))
+    what = "pipe" if kind == "fifo" else "device"
+    says = f"progress is off: {path} is a {what}, so no check result is read or kept"
+    # Reset first: before this was handled it removed the node (and a read of a FIFO blocks).
+    done = reset()
+    assert same_node(path, before)
+    assert done == f"{says}; nothing to forget"
+    assert progress.off() == says
+    assert load() == {}
+    record("00_start_here", "busy_fraction", True)
+    assert same_node(path, before)
+    assert not path.with_name(path.name + ".lock").exists()  # nothing written beside it either
+    assert run_cli(capsys, "progress") == (0, f"graphlab progress: {says}\n", "")
+    assert run_cli(capsys, "progress", "--reset") == (
+        0,
+        "",
+        f"graphlab progress: {says}; nothing to forget\n",
+    )
+    code, out, err = run_cli(capsys, "progress", "--json")
+    assert (code, err, json.loads(out)["done"]) == (0, f"graphlab progress: {says}\n", 0)
+    assert same_node(path, before)
+    if kind == "char device":
+        assert stat.S_ISCHR(os.stat("/dev/null").st_mode)
+
+
+def test_reset_keeps_a_file_that_is_not_progress_under_another_name(
+    store, monkeypatch, capsys, course
+):
+    monkeypatch.setattr(backups, "datetime", FixedClock)
+    store.parent.mkdir(parents=True)
+    foreign = b'{"theme": "dark", "font_size": 14}\n'  # some tool's settings, named by mistake
+    store.write_bytes(foreign)
+    with pytest.raises(ProgressError, match="is not a graphlab progress file"):
+        load()
+    kept = store.with_name("progress.damaged-20261203T221500Z.json")
+    code, out, err = run_cli(capsys, "progress", "--reset")
+    assert (code, out.splitlines()[-1]) == (0, f"0/3 exercises passed (results in {store})")
+    assert (
+        err == f"graphlab progress: {store} did not hold graphlab progress: it is kept as {kept}\n"
+    )
+    assert kept.read_bytes() == foreign
+    assert not store.exists()
+    # A damaged progress file goes aside too, next to the first one, and a real one is removed.
+    store.write_text('{"schema": "graphlab.progress/1", "lessons": {"x": 3}}')
+    assert reset() == (
+        f"{store} did not hold graphlab progress: it is kept as "
+        f"{store.with_name('progress.damaged-20261203T221500Z-2.json')}"
+    )
+    record("00_start_here", "busy_fraction", True)
+    assert reset() == f"forgot every check result ({store})"
+    assert sorted(p.name for p in store.parent.iterdir()) == [
+        "progress.damaged-20261203T221500Z-2.json",
+        "progress.damaged-20261203T221500Z.json",
+        "progress.json.lock",
+    ]
+    assert kept.read_bytes() == foreign
+
+
+def test_reset_refuses_a_folder_or_a_link_at_the_progress_path(store, tmp_path):
+    store.mkdir(parents=True)
+    with pytest.raises(ProgressError, match="is a folder or a link, not a progress file: nothing"):
+        reset()
+    assert store.is_dir()
+    store.rmdir()
+    target = tmp_path / "real.json"
+    target.write_text('{"schema": "graphlab.progress/1", "lessons": {}}')
+    store.symlink_to(target)
+    with pytest.raises(ProgressError, match="is a folder or a link"):
+        reset()
+    assert store.is_symlink() and target.exists()
+
+
+@pytest.mark.parametrize(
+    "content",
+    [
+        NESTED,
+        '{"schema": "graphlab.progress/1", "lessons": ' + "[" * 5000 + "]" * 5000 + "}",
+        '{"schema": "graphlab.progress/1", "lessons": {"a": {"b": {"lesson": "a", "exercise": '
+        '"b", "passed": true, "when": "", "x": ' + "[" * 150 + "]" * 150 + "}}}}",
+        '{"schema": "graphlab.progress/1", "n": 1' + "0" * 5000 + "}",
+        b'\xff\xfe{\x00"\x00}\x00',
+    ],
+    ids=["nested-100000", "nested-lessons", "nested-150-in-an-entry", "5001-digits", "utf-16"],
+)
+def test_hostile_json_in_the_store_is_one_line_everywhere(store, course, capsys, content):
+    message = refused_and_kept(store, content)
+    code, out, err = run_cli(capsys, "progress")
+    assert (code, out, err.count("\n")) == (2, "", 1)
+    assert err.startswith(f"graphlab progress: {message}")
+    assert reset().startswith(f"{store} did not hold graphlab progress: it is kept as ")
+    assert load() == {}

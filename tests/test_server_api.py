@@ -6,9 +6,14 @@ resets run on a workspace made by ``graphlab.course.workspace.ensure`` in the se
 
 from __future__ import annotations
 
+import asyncio
 import json
+import os
 import re
 import shutil
+import stat
+import threading
+import time
 from pathlib import Path
 
 import plotly
@@ -142,7 +147,10 @@ async def test_lessons_of_a_checkout_are_in_notebooks(jp_fetch, jp_root_dir, sto
 async def test_reset_progress(jp_fetch, course, store):
     store.record("02_static_inputs", "rebind", True)
     response = await jp_fetch("graphlab", "progress", "reset", method="POST", body="{}")
-    assert json.loads(response.body) == {"ok": True}
+    assert json.loads(response.body) == {
+        "ok": True,
+        "message": f"forgot every check result ({store.store_path()})",
+    }
     assert store.load() == {}
     assert (await get_json(jp_fetch, "lessons"))["done"] == 0
 
@@ -161,7 +169,7 @@ async def test_reset_lesson_keeps_the_learners_copy(jp_fetch, jp_root_dir):
 
     lesson.unlink()  # a deleted lesson comes back, with no copy to keep
     response = await jp_fetch("graphlab", "lessons", "reset", method="POST", body=body)
-    assert json.loads(response.body) == {"backup": None}
+    assert json.loads(response.body) == {"backup": None, "warning": None}
     assert lesson.read_bytes() == shipped
 
     for path, says in [("../02_static_inputs.ipynb", "leaves the Jupyter root folder"),
@@ -283,3 +291,134 @@ async def test_a_damaged_lesson_is_still_listed(jp_fetch, jp_root_dir, store):
     assert [(x["path"], x["title"], x["exercises"]) for x in reply["lessons"]] == [
         ("03_outputs.ipynb", "Outputs", [])
     ]
+
+
+# ------------------------------------------------------------------- hostile files, slow files
+
+NESTED = "[" * 100_000 + "]" * 100_000
+
+
+async def test_nested_json_in_a_lesson_or_the_progress_file_is_never_a_500(
+    jp_fetch, jp_root_dir, store, tmp_path
+):
+    (jp_root_dir / "03_outputs.ipynb").write_text(NESTED)
+    reply = await get_json(jp_fetch, "lessons")
+    assert [(x["path"], x["title"], x["exercises"]) for x in reply["lessons"]] == [
+        ("03_outputs.ipynb", "Outputs", [])
+    ]
+    (tmp_path / "progress.json").write_text(NESTED)
+    code, message = await refusal(jp_fetch("graphlab", "lessons"))
+    assert code == 400
+    assert message.startswith(f"{tmp_path / 'progress.json'} is not a graphlab progress file")
+    assert "\n" not in message
+
+
+@pytest.fixture
+def slow_parse(monkeypatch):
+    """Reading a lesson takes a second; returns the paths read, in order, and an event
+    set when the first read starts."""
+    from graphlab.server import lessons
+
+    read, started = [], threading.Event()
+    real = lessons.read_lesson
+
+    def slow(path):
+        read.append(Path(path).name)
+        started.set()
+        time.sleep(1.0)
+        return real(path)
+
+    monkeypatch.setattr(lessons, "read_lesson", slow)
+    return read, started
+
+
+async def test_two_requests_that_miss_the_cache_together_parse_each_lesson_once(
+    jp_fetch, course, store, slow_parse
+):
+    read, _ = slow_parse
+    first, second = await asyncio.gather(
+        get_json(jp_fetch, "lessons"), get_json(jp_fetch, "lessons")
+    )
+    assert first == second and len(first["lessons"]) == 2
+    assert sorted(read) == ["00_start_here.ipynb", "02_static_inputs.ipynb"]
+    # Unchanged files are not read again; a saved one is.
+    await get_json(jp_fetch, "lessons")
+    assert len(read) == 2
+    (course / "02_static_inputs.ipynb").write_text(notebook([markdown("# Lesson 02 — Renamed")]))
+    reply = await get_json(jp_fetch, "lessons")
+    assert read[2:] == ["02_static_inputs.ipynb"]
+    assert reply["lessons"][1]["title"] == "Renamed"
+
+
+async def test_the_server_answers_other_requests_while_a_lesson_is_read(
+    jp_fetch, course, store, slow_parse
+):
+    _, started = slow_parse
+    listing = asyncio.ensure_future(get_json(jp_fetch, "lessons"))
+    await asyncio.get_running_loop().run_in_executor(None, started.wait, 10)
+    status = asyncio.ensure_future(jp_fetch("api", "status"))
+    done, _ = await asyncio.wait({listing, status}, return_when=asyncio.FIRST_COMPLETED)
+    assert done == {status}, "the status request waited for the lessons to be read"
+    assert json.loads(status.result().body)["started"]
+    assert len((await listing)["lessons"]) == 2
+
+
+async def test_trace_errors_name_the_file_relative_to_the_root(jp_fetch, course):
+    (course / "traces" / "broken.json").write_text('{"traceEvents": [{"ph": "X"')
+    (course / "traces" / "folder.json").mkdir()
+    for path, says in [("traces/broken.json", "traces/broken.json: ends early (truncated?); "),
+                       ("traces/folder.json", "traces/folder.json: not a file (a folder?); "),
+                       ("traces/none.json", "traces/none.json: no such file")]:  # fmt: skip
+        code, message = await refusal(jp_fetch("graphlab", "trace", params={"path": path}))
+        assert code in (400, 404) and message.startswith(says), message
+        assert str(course) not in message
+
+
+async def test_progress_reset_through_the_server_removes_only_progress(
+    jp_fetch, course, monkeypatch, tmp_path
+):
+    pipe = tmp_path / "progress-pipe"
+    os.mkfifo(pipe)
+    monkeypatch.setenv(progress.ENV, str(pipe))
+    response = await jp_fetch("graphlab", "progress", "reset", method="POST", body="{}")
+    assert stat.S_ISFIFO(os.lstat(pipe).st_mode)
+    assert json.loads(response.body) == {
+        "ok": True,
+        "message": f"progress is off: {pipe} is a pipe, so no check result is read or kept; "
+        "nothing to forget",
+    }
+    assert (await get_json(jp_fetch, "lessons"))["done"] == 0
+    foreign = tmp_path / "settings.json"
+    foreign.write_text('{"theme": "dark"}')
+    monkeypatch.setenv(progress.ENV, str(foreign))
+    response = await jp_fetch("graphlab", "progress", "reset", method="POST", body="{}")
+    (kept,) = tmp_path.glob("settings.damaged-*.json")
+    assert kept.read_text() == '{"theme": "dark"}'
+    assert json.loads(response.body)["message"] == (
+        f"{foreign} did not hold graphlab progress: it is kept as {kept}"
+    )
+
+
+async def test_a_lesson_reset_whose_record_cannot_be_written_answers_with_a_warning(
+    jp_fetch, jp_root_dir
+):
+    workspace.ensure(jp_root_dir)
+    record = jp_root_dir / ".graphlab" / "workspace.json"
+    record.unlink()
+    record.mkdir()
+    body = json.dumps({"path": "02_static_inputs.ipynb"})
+    response = await jp_fetch("graphlab", "lessons", "reset", method="POST", body=body)
+    reply = json.loads(response.body)
+    assert re.fullmatch(r"02_static_inputs\.backup-\d{8}T\d{6}Z\.ipynb", reply["backup"])
+    assert reply["warning"].startswith(
+        "02_static_inputs.ipynb is reset, but the workspace record could not be updated ("
+    )
+    assert str(jp_root_dir) not in reply["warning"]
+
+
+def test_a_path_with_a_nul_byte_is_refused_for_what_it_is(tmp_path):
+    with pytest.raises(PathRefused) as refused:
+        resolve_in_root(tmp_path, "00_start_here.ipynb\x00.json")
+    assert str(refused.value) == (
+        "00_start_here.ipynb\\x00.json holds a NUL character, which no file name has"
+    )

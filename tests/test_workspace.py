@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import zipfile
@@ -18,10 +19,12 @@ from pathlib import Path
 import pytest
 from lesson_notebooks import ship_two_lessons, write_lesson
 
+from graphlab.cli import lab, main
 from graphlab.course import workspace
 from graphlab.course.lessons import Lesson, lessons, read_lesson, shipped_folder
 from graphlab.course.workspace import WorkspaceError, ensure, reset_lesson, sync
 from graphlab.errors import GraphlabError
+from graphlab.support import backups
 
 ROOT = Path(__file__).resolve().parent.parent
 COURSE = [
@@ -46,11 +49,19 @@ COURSE = [
 
 @pytest.fixture
 def shipped(tmp_path, monkeypatch) -> Path:
-    """A course of two lessons standing in for the shipped one."""
+    """A course of two lessons standing in for the shipped one (``graphlab lab`` starts no
+    JupyterLab here)."""
+    monkeypatch.setattr(lab.subprocess, "call", lambda command, env: 0)
     folder = ship_two_lessons(tmp_path / "shipped", monkeypatch)
     (folder / "conftest.py").write_text("# not a lesson\n")
     (folder / "01_kernel_gaps.backup-20260101T000000Z.ipynb").write_text("{}")
     return folder
+
+
+def run_cli(capsys, *argv) -> tuple[int, str, str]:
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
 
 
 def edit(path: Path, text: str = "the learner's own line") -> bytes:
@@ -91,7 +102,7 @@ def test_a_lesson_without_heading_is_titled_by_its_file_and_a_broken_one_refused
     assert read_lesson(path).title == "Captured training"
     assert read_lesson(path).exercises == ()
     path.write_text("{not json")
-    with pytest.raises(GraphlabError, match=r"cannot read the lesson .*07_captured_training"):
+    with pytest.raises(GraphlabError, match=r"lesson .*07_captured_training.ipynb is not valid"):
         read_lesson(path)
     with pytest.raises(GraphlabError, match=r"notes.ipynb is not named like a lesson: NN_topic"):
         read_lesson(tmp_path / "notes.ipynb")
@@ -166,7 +177,7 @@ def test_a_workspace_that_is_a_file_is_refused_in_one_line(shipped, tmp_path):
 
 
 class _Clock:
-    """Stands in for datetime in the workspace module: now() is always the same instant."""
+    """Stands in for datetime where backups are named: now() is always the same instant."""
 
     @staticmethod
     def now(tz):
@@ -176,17 +187,17 @@ class _Clock:
 def test_reset_lesson_restores_the_original_and_keeps_the_learners_copy(
     shipped, tmp_path, monkeypatch
 ):
-    monkeypatch.setattr(workspace, "datetime", _Clock)
+    monkeypatch.setattr(backups, "datetime", _Clock)
     folder = ensure(tmp_path / "course")
     lesson = folder / "01_kernel_gaps.ipynb"
     first = edit(lesson, "first try")
-    backup = reset_lesson(folder, "01_kernel_gaps.ipynb")
+    backup = reset_lesson(folder, "01_kernel_gaps.ipynb").backup
     assert backup == folder / "01_kernel_gaps.backup-20260102T030405Z.ipynb"
     assert backup.read_bytes() == first
     assert lesson.read_bytes() == (shipped / "01_kernel_gaps.ipynb").read_bytes()
     # Within the same second, by its absolute path (as the server passes it).
     second = edit(lesson, "second try")
-    backup = reset_lesson(folder, lesson)
+    backup = reset_lesson(folder, lesson).backup
     assert backup == folder / "01_kernel_gaps.backup-20260102T030405Z-2.ipynb"
     assert backup.read_bytes() == second
     # The restored lesson counts as untouched: the next version of the course updates it.
@@ -202,7 +213,7 @@ def test_reset_lesson_restores_the_original_and_keeps_the_learners_copy(
 def test_reset_lesson_writes_a_deleted_lesson_afresh(shipped, tmp_path):
     folder = ensure(tmp_path / "course")
     (folder / "00_start_here.ipynb").unlink()
-    assert reset_lesson(folder, "00_start_here.ipynb") is None
+    assert reset_lesson(folder, "00_start_here.ipynb") == workspace.LessonReset(None)
     assert (folder / "00_start_here.ipynb").read_bytes() == (
         shipped / "00_start_here.ipynb"
     ).read_bytes()
@@ -260,3 +271,172 @@ def test_a_plain_wheel_install_carries_the_lessons(tmp_path):
         str(tmp_path / "site" / "graphlab" / "lessons"),
         " ".join(name for name, _ in COURSE),
     ]
+
+
+# ------------------------------------------------------------- kills, damage and odd paths
+
+# Resets 01_kernel_gaps.ipynb in the workspace argv[2], the shipped course being argv[1], and
+# dies at once (os._exit: no cleanup runs, as under SIGKILL) just before the argv[3]-th change
+# it makes to the file system. argv[4] == "nolinks" stands for a file system without hard links.
+KILLED_RESET = """
+import os, sys
+from pathlib import Path
+from graphlab.course import lessons, workspace
+from graphlab.support import atomic
+lessons.shipped_folder = lambda: Path(sys.argv[1])
+if sys.argv[4] == "nolinks":
+    def no_links(*args, **kwargs):
+        raise OSError(1, "Operation not permitted")
+    os.link = no_links
+CHANGES = {"open", "os.link", "os.rename", "os.remove", "os.chmod", "os.mkdir", "os.truncate"}
+left = int(sys.argv[3])
+def die_at_the_chosen_change(event, args):
+    global left
+    if event in CHANGES:
+        if left == 0:
+            os._exit(9)
+        left -= 1
+sys.addaudithook(die_at_the_chosen_change)
+workspace.reset_lesson(sys.argv[2], "01_kernel_gaps.ipynb")
+"""
+
+
+def everything_in(folder: Path) -> dict[str, bytes]:
+    return {p.name: p.read_bytes() for p in folder.iterdir() if p.is_file()}
+
+
+@pytest.mark.parametrize("links", ["links", "nolinks"])
+def test_a_reset_killed_at_any_step_never_loses_the_lesson(shipped, tmp_path, links):
+    template = ensure(tmp_path / "template")
+    mine = edit(template / "01_kernel_gaps.ipynb", "my answer")
+    original = (shipped / "01_kernel_gaps.ipynb").read_bytes()
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    outcomes, step = set(), 0
+    while True:
+        folder = tmp_path / f"killed-at-{step}"
+        shutil.copytree(template, folder)
+        run = subprocess.run(
+            [sys.executable, "-c", KILLED_RESET, str(shipped), str(folder), str(step), links],
+            env=env,
+            capture_output=True,
+            text=True,
+        )
+        assert run.returncode in (0, 9), run.stderr
+        lesson = folder / "01_kernel_gaps.ipynb"
+        kept = [b for name, b in everything_in(folder).items() if ".backup-" in name]
+        if links == "links":
+            assert lesson.read_bytes() in (mine, original), step  # never absent, never half
+        elif not lesson.exists():
+            # Killed between renaming the learner's copy and writing the shipped one: sync ends
+            # the reset that was asked for.
+            assert kept == [mine], step
+            assert sync(folder).restored == ("01_kernel_gaps.ipynb",)
+            assert lesson.read_bytes() == original
+            outcomes.add("restored by sync")
+        assert mine in [lesson.read_bytes(), *kept], step  # the learner's answer is kept
+        outcomes.add("reset" if lesson.read_bytes() == original else "not yet")
+        if run.returncode == 0:
+            break
+        step += 1
+    assert kept == [mine] and lesson.read_bytes() == original
+    assert step >= 3  # it was killed at every change it makes, and there are several
+    expected = {"reset", "not yet"} | ({"restored by sync"} if links == "nolinks" else set())
+    assert outcomes == expected
+
+
+def test_sync_finishes_a_reset_left_without_the_lesson_once(shipped, tmp_path, capsys):
+    folder = ensure(tmp_path / "course")
+    lesson = folder / "01_kernel_gaps.ipynb"
+    mine = edit(lesson, "my answer")
+    # What a reset killed between its two steps left before: the copy renamed, nothing written.
+    backup = folder / "01_kernel_gaps.backup-20261203T221500Z.ipynb"
+    os.replace(lesson, backup)
+    code, out, err = run_cli(capsys, "lab", "--workspace", str(folder), "--no-browser")
+    assert (code, err) == (0, "")
+    assert out.splitlines()[0] == (
+        "graphlab lab: restored 01_kernel_gaps.ipynb as shipped, finishing a reset that was "
+        "interrupted (your copy is in the newest .backup- file beside it)"
+    )
+    assert lesson.read_bytes() == (shipped / "01_kernel_gaps.ipynb").read_bytes()
+    assert backup.read_bytes() == mine
+    # Deleted by the learner afterwards: that backup is known, so the lesson stays deleted.
+    lesson.unlink()
+    assert sync(folder) == workspace.Sync(folder, added=(), updated=())
+    assert not lesson.exists()
+    # And a lesson deleted after a finished reset stays deleted too.
+    reset_lesson(folder, "00_start_here.ipynb")
+    (folder / "00_start_here.ipynb").unlink()
+    assert sync(folder) == workspace.Sync(folder, added=(), updated=())
+    assert not (folder / "00_start_here.ipynb").exists()
+
+
+def test_a_reset_whose_record_cannot_be_written_still_says_it_reset(shipped, tmp_path):
+    folder = ensure(tmp_path / "course")
+    lesson = folder / "01_kernel_gaps.ipynb"
+    mine = edit(lesson, "my answer")
+    record = folder / ".graphlab" / "workspace.json"
+    record.unlink()
+    record.mkdir()  # a folder where the record goes: it cannot be written (even as root)
+    done = reset_lesson(folder, lesson)
+    assert lesson.read_bytes() == (shipped / "01_kernel_gaps.ipynb").read_bytes()
+    assert done.backup.read_bytes() == mine
+    assert done.warning.startswith(
+        "01_kernel_gaps.ipynb is reset, but the workspace record could not be updated ("
+    )
+    assert done.warning.endswith(
+        "graphlab lab will leave this lesson as it is when the course is updated"
+    )
+    assert "\n" not in done.warning
+
+
+@pytest.mark.parametrize(
+    "record",
+    [
+        "[" * 100_000 + "]" * 100_000,
+        '{"schema": "graphlab.workspace/1", "lessons": {"00_start_here.ipynb": '
+        + "[" * 5000
+        + "]" * 5000
+        + "}}",
+        '{"schema": "graphlab.workspace/1", "lessons": {"x": {"a": 1' + "0" * 5000 + "}}}",
+    ],
+    ids=["nested-100000", "nested-entry", "5001-digits"],
+)
+def test_a_hostile_workspace_record_counts_as_nothing_copied(shipped, tmp_path, capsys, record):
+    folder = ensure(tmp_path / "course")
+    edited = edit(folder / "00_start_here.ipynb")
+    (folder / ".graphlab" / "workspace.json").write_text(record)
+    code, out, err = run_cli(capsys, "lab", "--workspace", str(folder), "--no-browser")
+    assert (code, err) == (0, "")
+    assert out == f"graphlab lab: opening {folder} in JupyterLab (Ctrl-C to stop)\n"
+    assert (folder / "00_start_here.ipynb").read_bytes() == edited  # taken for the learner's
+    assert sync(folder) == workspace.Sync(folder, added=(), updated=())
+
+
+@pytest.mark.parametrize("given", ["", "   "])
+def test_an_empty_workspace_path_is_refused_in_one_line(
+    shipped, tmp_path, monkeypatch, capsys, given
+):
+    monkeypatch.chdir(tmp_path)
+    code, out, err = run_cli(capsys, "lab", "--workspace", given)
+    assert (code, out) == (2, "")
+    assert err == (
+        "graphlab lab: no folder given for the course workspace (the path is empty): name one "
+        "with --workspace DIR, or leave the option out for ~/graphlab-course\n"
+    )
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["shipped"]  # nothing copied here
+    with pytest.raises(WorkspaceError, match="no folder given"):
+        ensure(given)
+
+
+@pytest.mark.parametrize(
+    ("given", "says"),
+    [("a\x00b", "(embedded null byte)"), ("a" * 300, "(File name too long)")],
+    ids=["nul", "too-long"],
+)
+def test_a_workspace_path_no_file_system_takes_is_one_line(shipped, tmp_path, given, says):
+    with pytest.raises(WorkspaceError) as error:
+        ensure(tmp_path / given)
+    message = str(error.value)
+    assert message.startswith("cannot create the course workspace ")
+    assert message.endswith(f"{says}: choose a folder you can write with --workspace DIR")
+    assert "\n" not in message and "\x00" not in message

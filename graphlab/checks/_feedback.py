@@ -170,9 +170,14 @@ def _progress():
 def record_result(lesson: str, exercise: str, passed: bool) -> None:
     """Store the result of a check in the learner's progress (graphlab.course.progress).
 
-    A failure to store it never changes the check's result: it is reported as a warning.
+    A failure to store it never changes the check's result: whatever goes wrong in the store (a
+    damaged or unreadable file, a full disk, or an error nobody foresaw) is reported as a warning
+    of one line, and the verdict stands.
     """
     try:
         _progress().record(lesson, exercise, passed)
-    except (GraphlabError, OSError) as exc:
-        warnings.warn(f"graphlab could not save your progress: {safe_text(exc)}", stacklevel=3)
+    except Exception as exc:
+        why = safe_text(exc)
+        if not isinstance(exc, (GraphlabError, OSError)):  # unforeseen: its type says more
+            why = f"{type(exc).__name__}: {why}"
+        warnings.warn(f"graphlab could not save your progress: {why}", stacklevel=3)

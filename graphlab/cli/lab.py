@@ -3,7 +3,8 @@
 The first time, the lessons shipped with graphlab are copied into the workspace (default
 ``~/graphlab-course``, or ``--workspace DIR``); later runs add the lessons a new version brings
 and never overwrite a lesson the learner has changed (:mod:`graphlab.course.workspace`).
-JupyterLab then serves that folder and opens lesson 00.
+JupyterLab then serves that folder and opens lesson 00: in the browser it starts, and at the URL
+it prints (JupyterLab's default page is set to the lesson).
 
 The server listens on 127.0.0.1 unless you say otherwise (``--ip``), and it keeps Jupyter's
 login token: JupyterLab generates a random one and prints the URL that carries it. graphlab
@@ -20,6 +21,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from urllib.parse import quote
 
 #: Where the learner's copy of the course goes unless ``--workspace`` says otherwise.
 DEFAULT_WORKSPACE = "~/graphlab-course"
@@ -63,8 +65,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def build_command(
     args: argparse.Namespace, folder: Path, first_lesson: Path | None = None
 ) -> list[str]:
-    """The JupyterLab command line serving ``folder`` and opening ``first_lesson`` in the
-    browser (no server is started here)."""
+    """The JupyterLab command line serving ``folder`` and opening ``first_lesson`` (no server is
+    started here).
+
+    The lesson is JupyterLab's default page (``/lab/tree/<lesson>``), so both the browser
+    JupyterLab starts and the URL with the token it prints open it; ``ServerApp.file_to_run``
+    would reach the browser only. It is LabApp's option: LabApp sets the server's own.
+    """
     command = [
         sys.executable,
         "-m",
@@ -73,7 +80,8 @@ def build_command(
         f"--ServerApp.ip={args.ip}",
     ]
     if first_lesson is not None:
-        command.append(f"--ServerApp.file_to_run={first_lesson}")
+        page = quote(first_lesson.relative_to(folder).as_posix())
+        command.append(f"--LabApp.default_url=/lab/tree/{page}")
     if args.port is not None:
         command.append(f"--ServerApp.port={args.port}")
     if args.no_browser:
@@ -101,6 +109,11 @@ def run(args: argparse.Namespace) -> int:
         print(
             f"graphlab lab: updated {', '.join(done.updated)} to this version of the course "
             "(you had not changed them)"
+        )
+    if done.restored:
+        print(
+            f"graphlab lab: restored {', '.join(done.restored)} as shipped, finishing a reset "
+            "that was interrupted (your copy is in the newest .backup- file beside it)"
         )
     first = next((folder / lesson.file for lesson in lessons()), None)
     command = build_command(args, folder, first if first and first.is_file() else None)

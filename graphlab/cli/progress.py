@@ -4,6 +4,7 @@ Reads the check results the exercise checkers stored (:mod:`graphlab.course.prog
 them against the exercises of the shipped lessons: ``02  Static inputs  1/1``. ``--json`` prints
 the same for tools; ``--reset`` forgets every result first. ``--hub URL`` shows every learner of
 a JupyterHub instead, as the instructor's view does (:mod:`graphlab.workshop.hub_progress`).
+With ``GRAPHLAB_PROGRESS=/dev/null`` (progress off) it says so in one line.
 """
 
 from __future__ import annotations
@@ -11,6 +12,8 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+
+from graphlab.errors import GraphlabError
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -34,12 +37,23 @@ def run(args: argparse.Namespace) -> int:
     if args.hub:
         from graphlab.workshop.hub_progress import print_hub_table
 
+        if args.reset:
+            # --reset forgets this account's results; it must never look like it reset a hub's.
+            raise GraphlabError(
+                "--reset forgets this account's own results and cannot reach a hub's learners: "
+                "run it without --hub (each learner resets from the course sidebar)"
+            )
+
         return print_hub_table(args.hub, args.token, lessons(), as_json=args.json)
     store = progress.store_path()
+    off = progress.off()
     if args.reset:
-        progress.reset()
         # On stderr, so that --reset --json still prints JSON alone on stdout.
-        print(f"graphlab progress: forgot every check result ({store})", file=sys.stderr)
+        print(f"graphlab progress: {progress.reset()}", file=sys.stderr)
+    elif off:
+        print(f"graphlab progress: {off}", file=sys.stderr if args.json else sys.stdout)
+    if off and not args.json:
+        return 0  # that one line, not a table of zeros
     figures = progress.report(lessons(), progress.load())
     if args.json:
         print(json.dumps({**figures, "store": str(store)}, indent=1))

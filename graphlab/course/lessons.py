@@ -12,12 +12,12 @@ the ``Lesson NN —`` prefix.
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
 
 from graphlab.errors import GraphlabError
+from graphlab.support.json_text import parse_json
 
 __all__ = ["LESSON_NAME", "Lesson", "lessons", "read_lesson", "shipped_folder"]
 
@@ -62,17 +62,18 @@ def _source(cell: dict) -> str:
 def read_lesson(path: str | Path) -> Lesson:
     """The lesson in the notebook at ``path``.
 
-    A notebook that cannot be read as JSON is refused with a :class:`GraphlabError`; cells that
-    are not what nbformat writes are skipped, so a damaged cell costs its exercise, not the
-    lesson.
+    A notebook that cannot be read as JSON (nested too deeply included) is refused with a
+    :class:`GraphlabError`; cells that are not what nbformat writes are skipped, so a damaged
+    cell costs its exercise, not the lesson.
     """
     path = Path(path)
     match = LESSON_NAME.match(path.name)
     if not match:
         raise GraphlabError(f"{path.name} is not named like a lesson: NN_topic.ipynb")
+    advice = "reset the lesson, or move the file away"
     try:
-        notebook = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
+        notebook = parse_json(path.read_bytes(), f"the lesson {path}", GraphlabError, advice)
+    except OSError as exc:
         raise GraphlabError(f"cannot read the lesson {path}: {exc}") from None
     cells = notebook.get("cells") if isinstance(notebook, dict) else None
     cells = [c for c in cells if isinstance(c, dict)] if isinstance(cells, list) else []

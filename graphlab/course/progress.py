@@ -20,12 +20,17 @@ goes through :mod:`graphlab.support.atomic`, so neither a reader nor a crash eve
 file and no writer drops another's result. Windows has no ``fcntl``: there the file is still
 replaced whole, but two kernels recording in the very same instant may each keep only their own
 result (the other one is recorded again the next time that check runs).
+
+``GRAPHLAB_PROGRESS=/dev/null`` (any device or pipe) switches progress off: nothing is read from
+it, written to it or removed (:func:`off` says so). :func:`reset` removes only a file that holds
+graphlab progress; any other file there is moved aside and kept, never deleted.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import stat
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import datetime, timezone
@@ -33,10 +38,12 @@ from pathlib import Path
 
 from graphlab.errors import GraphlabError
 from graphlab.support.atomic import atomic_writer
+from graphlab.support.backups import unused_name
+from graphlab.support.json_text import parse_json
 
 from .lessons import Lesson
 
-__all__ = ["ENV", "ProgressError", "load", "record", "report", "reset", "store_path"]
+__all__ = ["ENV", "ProgressError", "load", "off", "record", "report", "reset", "store_path"]
 
 #: Environment variable naming the progress file instead of the default one.
 ENV = "GRAPHLAB_PROGRESS"
@@ -62,13 +69,24 @@ def store_path() -> Path:
     return Path(jupyter_data_dir()) / "graphlab" / "progress.json"
 
 
+def off() -> str | None:
+    """One line saying that progress is off, or ``None`` when it is on.
+
+    It is off when the progress path names a device or a pipe (``GRAPHLAB_PROGRESS=/dev/null``):
+    then :func:`load` finds no result, :func:`record` keeps none and :func:`reset` removes
+    nothing, so the device is never opened, replaced or deleted.
+    """
+    return _off(store_path())
+
+
 def load() -> dict[str, dict[str, dict]]:
     """Every stored result: ``{lesson: {exercise: {"lesson", "exercise", "passed", "when"}}}``.
 
     No file yet means no result yet (``{}``). A file that is not a graphlab progress file is
-    refused with :class:`ProgressError`, never overwritten.
+    refused with :class:`ProgressError`, never overwritten. Progress :func:`off`: ``{}``.
     """
-    return _read(store_path())
+    path = store_path()
+    return {} if _off(path) else _read(path)
 
 
 def record(lesson: str, exercise: str, passed: bool) -> None:
@@ -80,6 +98,8 @@ def record(lesson: str, exercise: str, passed: bool) -> None:
     if not isinstance(passed, bool):
         raise ProgressError(f"record() needs passed=True or passed=False, not {passed!r}")
     path = store_path()
+    if _off(path):
+        return
     entry = {"lesson": lesson, "exercise": exercise, "passed": passed, "when": _now()}
     with _locked(path):
         results = _read(path)
@@ -89,14 +109,45 @@ def record(lesson: str, exercise: str, passed: bool) -> None:
             out.write("\n")
 
 
-def reset() -> None:
-    """Forget every stored result (the file is removed; a damaged one too)."""
+def reset() -> str:
+    """Forget every stored result; return one line that says what was done.
+
+    Only a regular file holding graphlab progress is removed. Any other file at the progress path
+    (damaged, or not progress at all) is moved aside to ``<stem>.damaged-<UTC time><suffix>`` and
+    kept. With progress :func:`off` nothing is touched; a folder or a link there is refused.
+    """
     path = store_path()
+    reason = _off(path)
+    if reason:
+        return f"{reason}; nothing to forget"
+    try:
+        mode = path.lstat().st_mode
+    except FileNotFoundError:
+        return f"no check result is stored ({path})"
+    except OSError as exc:
+        raise ProgressError(f"cannot look at {path} ({exc.strerror or exc})") from None
+    if not stat.S_ISREG(mode):
+        raise ProgressError(
+            f"{path} is a folder or a link, not a progress file: nothing was removed; set {ENV} "
+            "to a file of its own"
+        )
     with _locked(path):
         try:
-            path.unlink(missing_ok=True)
-        except OSError as exc:
-            raise ProgressError(f"cannot remove {path} ({exc.strerror or exc})") from None
+            _read(path)
+        except ProgressError:
+            aside = unused_name(path, "damaged")
+            _change(os.rename, path, aside)
+            return f"{path} did not hold graphlab progress: it is kept as {aside}"
+        _change(os.unlink, path)
+    return f"forgot every check result ({path})"
+
+
+def _change(operation, *paths: Path) -> None:
+    """Rename or remove the progress file, with one line if the file system refuses."""
+    try:
+        operation(*paths)
+    except OSError as exc:
+        raise ProgressError(f"cannot change {paths[0]} ({exc.strerror or exc})") from None
 
 
 def report(course: list[Lesson], results: dict[str, dict[str, dict]]) -> dict:
@@ -158,20 +209,35 @@ def _locked(path: Path) -> Iterator[None]:
         os.close(handle)  # closing releases the lock
 
 
+def _off(path: Path) -> str | None:
+    try:
+        mode = path.stat().st_mode  # through links: /dev/stdout is a terminal or a pipe
+    except OSError:
+        return None
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        kind = "device"
+    elif stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode):
+        kind = "pipe"
+    else:
+        return None
+    return f"progress is off: {path} is a {kind}, so no check result is read or kept"
+
+
 def _read(path: Path) -> dict[str, dict[str, dict]]:
     try:
-        text = path.read_text(encoding="utf-8")
+        text = path.read_bytes()
     except FileNotFoundError:
         return {}
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ProgressError(f"cannot read the progress file {path} ({exc})") from None
+    except OSError as exc:
+        reason = exc.strerror or exc
+        raise ProgressError(f"cannot read the progress file {path} ({reason})") from None
     damaged = ProgressError(
         f"{path} is not a graphlab progress file: move it away, or forget every result with "
-        "`graphlab progress --reset`"
+        "`graphlab progress --reset` (which keeps this file under another name)"
     )
     try:
-        data = json.loads(text)
-    except ValueError:
+        data = parse_json(text, str(path), ProgressError, "")
+    except ProgressError:  # not JSON, or nested too deeply: not a file graphlab wrote
         raise damaged from None
     if not isinstance(data, dict) or data.get("schema") != _SCHEMA:
         raise damaged

@@ -10,12 +10,18 @@ learner's edits.
   is left as it is. A lesson they never touched is brought up to date when the shipped one
   changes, since nothing of theirs is lost.
 - :func:`reset_lesson` restores one lesson as shipped and keeps the learner's copy next to it as
-  ``<name>.backup-<UTC time>.ipynb``.
+  ``<name>.backup-<UTC time>.ipynb``. The lesson's name never stands empty, not even for an
+  instant: the backup is a second name (a hard link) for the learner's file, then the shipped
+  copy, written whole beside it, is renamed over the lesson. A kill at any moment leaves the
+  learner's copy or the shipped one there, and the learner's bytes somewhere.
+- :func:`sync` also finishes a reset that an older graphlab left half done (a backup, and no
+  lesson): it writes the shipped copy back, once.
 
 What was copied is remembered in ``.graphlab/workspace.json`` inside the workspace (hidden from
 JupyterLab's file browser): for each lesson, the digest of the shipped file and of the copy as
-written. That is how an untouched copy is told from an edited one, and a deleted lesson from a
-new one.
+written, and the newest backup a reset made of it. That is how an untouched copy is told from
+an edited one, a deleted lesson from a new one, and a lesson the learner deleted after a reset
+from one whose reset was interrupted.
 """
 
 from __future__ import annotations
@@ -24,15 +30,17 @@ import hashlib
 import json
 import os
 from dataclasses import dataclass
-from datetime import datetime, timezone
 from pathlib import Path
 
 from graphlab.errors import GraphlabError
 from graphlab.support.atomic import write_text_atomically
+from graphlab.support.backups import newest_kept, unused_name
+from graphlab.support.json_text import parse_json
+from graphlab.support.printable import printable
 
 from .lessons import Lesson, lessons
 
-__all__ = ["Sync", "WorkspaceError", "ensure", "lessons", "reset_lesson", "sync"]
+__all__ = ["LessonReset", "Sync", "WorkspaceError", "ensure", "lessons", "reset_lesson", "sync"]
 
 _MANIFEST = Path(".graphlab") / "workspace.json"
 _SCHEMA = "graphlab.workspace/1"
@@ -44,11 +52,23 @@ class WorkspaceError(GraphlabError, ValueError):
 
 @dataclass(frozen=True)
 class Sync:
-    """What :func:`sync` did: the workspace folder, the lessons it added and those it updated."""
+    """What :func:`sync` did: the workspace folder, the lessons it added and those it updated,
+    and those it restored as shipped because their reset had been interrupted."""
 
     folder: Path
     added: tuple[str, ...]
     updated: tuple[str, ...]
+    restored: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class LessonReset:
+    """What :func:`reset_lesson` did: where the learner's copy is kept (``None`` if the lesson was
+    missing) and, if the reset could not be noted in the workspace record, one line saying so
+    (the lesson is reset all the same)."""
+
+    backup: Path | None
+    warning: str | None = None
 
 
 def ensure(workspace_dir: str | os.PathLike) -> Path:
@@ -64,10 +84,15 @@ def sync(workspace_dir: str | os.PathLike) -> Sync:
     """
     folder = _folder(workspace_dir)
     manifest = _read_manifest(folder)
-    added, updated = [], []
+    added, updated, restored = [], [], []
     for lesson in lessons():
         target = folder / lesson.file
         known = manifest.get(lesson.file)
+        backup = _interrupted_reset(target, known)
+        if backup is not None:
+            restored.append(lesson.file)
+            manifest[lesson.file] = _copy(lesson, target) | {"backup": backup.name}
+            continue
         if known is None:
             if target.exists() or target.is_symlink():
                 continue  # a file graphlab did not write: the learner's
@@ -78,19 +103,19 @@ def sync(workspace_dir: str | os.PathLike) -> Sync:
             continue  # untouched and already the shipped version
         else:
             updated.append(lesson.file)
-        manifest[lesson.file] = _copy(lesson, target)
-    if added or updated:
+        manifest[lesson.file] = (known or {}) | _copy(lesson, target)
+    if added or updated or restored:
         _write_manifest(folder, manifest)
-    return Sync(folder, tuple(added), tuple(updated))
+    return Sync(folder, tuple(added), tuple(updated), tuple(restored))
 
 
-def reset_lesson(workspace_dir: str | os.PathLike, lesson_file: str | os.PathLike) -> Path | None:
-    """Restore a lesson in the workspace as shipped; return the backup of the learner's copy.
+def reset_lesson(workspace_dir: str | os.PathLike, lesson_file: str | os.PathLike) -> LessonReset:
+    """Restore a lesson in the workspace as shipped, keeping the learner's copy beside it.
 
     ``lesson_file`` is the lesson's file name, or its path (relative to the workspace, or
-    absolute) inside the workspace. The learner's copy is renamed to
-    ``<name>.backup-<UTC time>.ipynb`` in the same folder and that path is returned; if the
-    lesson was missing, it is written afresh and ``None`` is returned.
+    absolute) inside the workspace. The learner's copy is kept as
+    ``<name>.backup-<UTC time>.ipynb`` in the same folder; if the lesson was missing, it is
+    written afresh and there is no backup.
     """
     folder = _folder(workspace_dir)
     given = Path(lesson_file).expanduser()
@@ -111,33 +136,84 @@ def reset_lesson(workspace_dir: str | os.PathLike, lesson_file: str | os.PathLik
         )
     if target.is_symlink() or (target.exists() and not target.is_file()):
         raise WorkspaceError(f"{target} is not a regular file: move it away, then reset again")
-    backup = _backup_path(target) if target.exists() else None
-    if backup is not None:
-        os.replace(target, backup)  # a rename: the learner's bytes are kept exactly
+    backup = _keep(target) if target.exists() else None
     try:
         copied = _copy(shipped, target)
     except BaseException:
         if backup is not None:
-            os.replace(backup, target)
+            _unkeep(target, backup)
         raise
-    if target.parent == folder:
+    if target.parent != folder:
+        return LessonReset(backup)
+    kept = backup or newest_kept(target, "backup")
+    try:
         manifest = _read_manifest(folder)
-        manifest[target.name] = copied
+        manifest[target.name] = copied | ({"backup": kept.name} if kept else {})
         _write_manifest(folder, manifest)
+    except WorkspaceError as exc:
+        return LessonReset(
+            backup,
+            f"{target.name} is reset, but the workspace record could not be updated ({exc}); "
+            "graphlab lab will leave this lesson as it is when the course is updated",
+        )
+    return LessonReset(backup)
+
+
+def _keep(target: Path) -> Path:
+    """Give the learner's ``target`` a second name, its backup, and return that name.
+
+    A hard link: both names hold the same bytes until the shipped copy is renamed over
+    ``target``, so the lesson is never absent. A file system without hard links gets a rename
+    instead; should the reset be killed before the shipped copy lands, :func:`sync` puts it there.
+    """
+    backup = unused_name(target, "backup")
+    try:
+        os.link(target, backup)
+    except OSError:
+        os.replace(target, backup)  # a rename: the learner's bytes are kept exactly
+    return backup
+
+
+def _unkeep(target: Path, backup: Path) -> None:
+    """Undo :func:`_keep` after a failed write: drop the second name, or rename back."""
+    if target.exists() and target.samefile(backup):
+        backup.unlink()  # the lesson still holds the learner's bytes under its own name
+    else:
+        os.replace(backup, target)
+
+
+def _interrupted_reset(target: Path, known: dict | None) -> Path | None:
+    """The backup of a reset that was killed after keeping the learner's copy and before writing
+    the shipped one: ``target`` is missing and a backup is newer than any the record knows. A
+    lesson deleted after a finished reset has its backup in the record, and stays deleted."""
+    if target.exists() or target.is_symlink():
+        return None
+    backup = newest_kept(target, "backup")
+    if backup is None or backup.name == (known or {}).get("backup"):
+        return None
     return backup
 
 
 def _folder(workspace_dir: str | os.PathLike) -> Path:
-    folder = Path(workspace_dir).expanduser().resolve()
-    if folder.exists() and not folder.is_dir():
-        raise WorkspaceError(f"{folder} is a file: choose a folder for the course workspace")
-    try:
-        folder.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
+    if not os.fspath(workspace_dir).strip():
         raise WorkspaceError(
-            f"cannot create the course workspace {folder} ({exc.strerror or exc}): choose a "
+            "no folder given for the course workspace (the path is empty): name one with "
+            "--workspace DIR, or leave the option out for ~/graphlab-course"
+        )
+    folder = Path(workspace_dir).expanduser()
+    try:
+        folder = folder.resolve()
+        taken = folder.exists() and not folder.is_dir()
+        if not taken:
+            folder.mkdir(parents=True, exist_ok=True)
+    except (OSError, ValueError) as exc:  # ValueError: a NUL byte in the path
+        reason = getattr(exc, "strerror", None) or exc
+        raise WorkspaceError(
+            f"cannot create the course workspace {printable(folder)} ({reason}): choose a "
             "folder you can write with --workspace DIR"
         ) from None
+    if taken:
+        raise WorkspaceError(f"{folder} is a file: choose a folder for the course workspace")
     return folder
 
 
@@ -151,22 +227,12 @@ def _copy(lesson: Lesson, target: Path) -> dict[str, str]:
     return {"shipped": _digest(lesson.path), "copied": _digest(target)}
 
 
-def _backup_path(target: Path) -> Path:
-    stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
-    backup = target.with_name(f"{target.stem}.backup-{stamp}{target.suffix}")
-    count = 1
-    while backup.exists() or backup.is_symlink():  # two resets within one second
-        count += 1
-        backup = target.with_name(f"{target.stem}.backup-{stamp}-{count}{target.suffix}")
-    return backup
-
-
 def _read_manifest(folder: Path) -> dict[str, dict[str, str]]:
     """What graphlab copied into ``folder``; an unreadable record counts as nothing copied, so
     every existing lesson is then treated as the learner's and left alone."""
     try:
-        data = json.loads((folder / _MANIFEST).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        data = parse_json((folder / _MANIFEST).read_bytes(), str(_MANIFEST), WorkspaceError, "")
+    except (OSError, WorkspaceError):
         return {}
     if not isinstance(data, dict) or data.get("schema") != _SCHEMA:
         return {}

@@ -4,18 +4,24 @@ Every JSON handler is a jupyter_server ``APIHandler`` with ``tornado.web.authent
 request without the user's token or login cookie is refused (403), and a POST also needs the
 XSRF token, exactly as for Jupyter's own API. plotly.js is served by an authenticated
 ``JupyterHandler`` (an APIHandler would label it JSON). Errors come back as
-``{"message": one line}`` with a 4xx status; the message is the sentence the CLI would print.
+``{"message": one line}`` with a 4xx status; the message is the sentence the CLI would print,
+with the files under the server's root named relative to it.
 
 Routes:
 
-- ``GET  /graphlab/lessons``: the lessons with the learner's progress (``lessons.lessons_reply``)
+- ``GET  /graphlab/lessons``: the lessons with the learner's progress (``lessons.lessons_reply``),
+  read on a worker thread and kept in a ``lessons.LessonCache`` until a file changes
 - ``GET  /graphlab/backend``: the live backend (``backend_probe``), asked once per server
-- ``POST /graphlab/progress/reset``: forget every stored check result
+- ``POST /graphlab/progress/reset``: forget every stored check result; answers
+  ``{"ok": true, "message": one line saying what was done}`` (removed; a file that was not
+  progress kept under another name; or progress off: :func:`graphlab.course.progress.reset`)
 - ``POST /graphlab/lessons/reset`` ``{"path": "NN_x.ipynb"}``: restore a lesson as shipped
   (:func:`graphlab.course.workspace.reset_lesson`); answers ``{"backup": path of the learner's
-  copy}``, ``null`` if the lesson was missing
+  copy, "warning": one line or null}``; ``backup`` is ``null`` if the lesson was missing, and
+  ``warning`` says when the lesson is reset but the workspace record could not be written
 - ``GET  /graphlab/trace?path=P[&x0=&x1=]``: gap report and timeline figure of a trace under
-  the server's root (``trace_report``)
+  the server's root (``trace_report``); its errors name files relative to that root, never by
+  the server's absolute path
 - ``GET  /graphlab/plotly.js``: plotly.js from the installed plotly package
 """
 
@@ -38,8 +44,8 @@ from graphlab.course import progress, workspace
 from graphlab.errors import GraphlabError
 
 from .backend_probe import probe_backend
-from .lessons import lessons_reply
-from .paths import PathRefused, resolve_in_root
+from .lessons import LessonCache, lessons_reply
+from .paths import PathRefused, relative_to_root, resolve_in_root
 
 __all__ = ["PLOTLY_JS", "setup_handlers"]
 
@@ -56,8 +62,10 @@ class _Base(APIHandler):
         self.finish(json.dumps({"message": message}))
 
     def refuse_error(self, exc: GraphlabError) -> None:
-        """403 for a path outside the root, 400 for any other GraphlabError: its one line."""
-        self.refuse(403 if isinstance(exc, PathRefused) else 400, str(exc))
+        """403 for a path outside the root, 400 for any other GraphlabError: its one line, with
+        the files under the root named relative to it (the readers name them by full path)."""
+        message = relative_to_root(self.root, str(exc))
+        self.refuse(403 if isinstance(exc, PathRefused) else 400, message)
 
     def resolve(self, relative: str) -> Path:
         allow_hidden = getattr(self.settings.get("contents_manager"), "allow_hidden", False)
@@ -66,9 +74,17 @@ class _Base(APIHandler):
 
 class LessonsHandler(_Base):
     @tornado.web.authenticated
-    def get(self) -> None:
+    async def get(self) -> None:
+        cache = self.settings.setdefault("graphlab_lessons", LessonCache())
+        root = self.root
+
+        def answer() -> dict:
+            return lessons_reply(root, progress.load(), cache)
+
         try:
-            reply = lessons_reply(self.root, progress.load())
+            # Reading the progress file and the lessons (a lesson with stored outputs can weigh
+            # tens of MB) runs on a worker thread: the server answers other requests meanwhile.
+            reply = await asyncio.get_running_loop().run_in_executor(None, answer)
         except GraphlabError as exc:  # a damaged progress file: say which, never overwrite it
             self.refuse_error(exc)
             return
@@ -88,11 +104,11 @@ class ResetProgressHandler(_Base):
     @tornado.web.authenticated
     def post(self) -> None:
         try:
-            progress.reset()
+            done = progress.reset()
         except GraphlabError as exc:
             self.refuse_error(exc)
             return
-        self.finish(json.dumps({"ok": True}))
+        self.finish(json.dumps({"ok": True, "message": done}))
 
 
 class ResetLessonHandler(_Base):
@@ -104,13 +120,14 @@ class ResetLessonHandler(_Base):
             return
         try:
             lesson = self.resolve(body["path"])
-            backup = workspace.reset_lesson(lesson.parent, lesson)
+            done = workspace.reset_lesson(lesson.parent, lesson)
         except GraphlabError as exc:
             self.refuse_error(exc)
             return
         # None: the lesson was missing, so there was no copy of the learner's to keep.
-        shown = backup and Path(backup).relative_to(self.root).as_posix()
-        self.finish(json.dumps({"backup": shown}))
+        shown = done.backup and done.backup.relative_to(self.root).as_posix()
+        warning = done.warning and relative_to_root(self.root, done.warning)
+        self.finish(json.dumps({"backup": shown, "warning": warning}))
 
 
 class TraceHandler(_Base):
@@ -144,6 +161,9 @@ class TraceHandler(_Base):
             return
         except FileNotFoundError:
             self.refuse(404, f"{relative}: no such file")
+            return
+        except OSError as exc:  # a file that cannot even be looked at (permissions, a loop)
+            self.refuse(400, f"{relative}: cannot be read ({exc.strerror or exc})")
             return
         self.set_header("Content-Type", "application/json")
         self.finish(reply)

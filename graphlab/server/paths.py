@@ -12,8 +12,9 @@ import re
 from pathlib import Path, PurePosixPath
 
 from graphlab.errors import GraphlabError
+from graphlab.support.printable import printable
 
-__all__ = ["PathRefused", "resolve_in_root"]
+__all__ = ["PathRefused", "relative_to_root", "resolve_in_root"]
 
 _DRIVE = re.compile(r"^[A-Za-z]:")
 
@@ -30,8 +31,10 @@ def resolve_in_root(root_dir: str | os.PathLike, relative: str, allow_hidden: bo
     byte, a hidden part (``.x``) unless ``allow_hidden``, and a path whose real location (after
     following symbolic links) is not inside the root's real location.
     """
-    if not relative or "\x00" in relative:
+    if not relative:
         raise PathRefused("no file given: pass a path relative to the Jupyter root folder")
+    if "\x00" in relative:
+        raise PathRefused(f"{printable(relative)} holds a NUL character, which no file name has")
     if relative.startswith(("/", "\\")) or _DRIVE.match(relative):
         raise PathRefused(
             f"{relative!r} is an absolute path: pass a path relative to the Jupyter root folder"
@@ -46,3 +49,17 @@ def resolve_in_root(root_dir: str | os.PathLike, relative: str, allow_hidden: bo
     if not full.is_relative_to(root):
         raise PathRefused(f"{relative!r} is a link to a file outside the Jupyter root folder")
     return full
+
+
+def relative_to_root(root_dir: str | os.PathLike, message: str) -> str:
+    """``message`` with each path inside ``root_dir`` written relative to it.
+
+    Errors from the file readers name files by their full path, which on a hub or a shared
+    server says where and as whom it runs; the browser needs only the path it asked for. Paths
+    appear as they are or as :func:`~graphlab.support.printable.printable` spells them.
+    """
+    root = Path(root_dir)
+    if root == Path(root.anchor):  # the root is "/": every path is already "/" + its name
+        return message
+    prefix = str(root) + os.sep
+    return message.replace(prefix, "").replace(printable(prefix), "")
