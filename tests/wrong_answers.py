@@ -795,6 +795,13 @@ def repoint_without_update(graph, fn, new_x):
     return out, source
 
 
+def repoint_reads_a_copy(graph, fn, new_x):
+    """Captures fn on a copy of new_x, freed when repoint returns: the update reads the copy."""
+    source, out = _kept_capture(fn, new_x.clone())
+    update_graph(graph, source)
+    return out, source
+
+
 def repoint_not_kept(graph, fn, new_x):
     source, out = _kept_capture(fn, new_x, keep_graph=False)
     update_graph(graph, source)
@@ -950,8 +957,9 @@ WRONG = [
     # 12
     ("check_repoint", repoint_without_update, "still wrote its own output"),
     ("check_repoint", repoint_not_kept, "The source graph's nodes are gone"),
+    ("check_repoint", repoint_reads_a_copy, "reads a copy of new_x made inside repoint"),
     ("check_repoint", repoint_by_recapture, "captured into the graph it was given"),
-    ("check_repoint", repoint_returns_a_copy, "return that tensor itself (not a copy"),
+    ("check_repoint", repoint_returns_a_copy, "return that tensor itself, not a copy"),
     ("check_repoint", repoint_one_more_op, "CU_GRAPH_EXEC_UPDATE_ERROR_TOPOLOGY_CHANGED"),
     ("check_repoint", repoint_output_only, "should return a pair (out, source)"),
     # 14 (the first mix: sizes [2, 4]; batch sizes 5 and 6 run eagerly; 326 / 15 = 21.7333)
