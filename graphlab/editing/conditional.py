@@ -194,9 +194,9 @@ class WhileLoop:
         torch.cuda.synchronize()  # torch's context is now current on this thread
         self._ctx = self._call(d.cuCtxGetCurrent(), "cuCtxGetCurrent")
         major, minor = torch.cuda.get_device_capability(device)
-        self._module = self._call(
-            d.cuModuleLoadData(_compile(f"sm_{major}{minor}")), "cuModuleLoadData"
-        )
+        # The cubin's bytes, held while the module loads, passed by address.
+        image = np.frombuffer(_compile(f"sm_{major}{minor}"), dtype=np.uint8)
+        self._module = self._call(d.cuModuleLoadData(image.ctypes.data), "cuModuleLoadData")
         self._kernel = self._call(
             d.cuModuleGetFunction(self._module, KERNEL_NAME), "cuModuleGetFunction"
         )
