@@ -32,18 +32,26 @@ def test_the_root_cause_of_a_failed_capture_is_named():
     assert first_cuda_error(None) is None
 
 
-@pytest.mark.parametrize(
-    "text",
-    [
-        # CUDA 13's words (printed on the H200, tests/fidelity/h200_outcomes.json) ...
-        "CUDA error: capturing stream has unjoined work",
-        # ... and the words of CUDA 12 and earlier for the same error.
-        "CUDA error: capture sequence contains a fork that was not joined to the primary stream",
-    ],
-)
-def test_both_wordings_of_the_unjoined_fork_are_recognised_everywhere(text):
-    assert in_text(text) == "cudaErrorStreamCaptureUnjoined"
-    assert explain(RuntimeError(text)).key == "unjoined-fork"
+# The runtime's strings, read from libcudart.so itself (`strings`, the error's name followed by its
+# description): identical in nvidia-cuda-runtime-cu11 11.8.89, -cu12 12.1.105 and 12.8.90 and
+# nvidia-cuda-runtime 13.0.96. The API documentation's wordings ("a fork that was not joined to
+# the primary stream", "not initiated in this stream") are never printed.
+RUNTIME_STRINGS = {
+    "cudaErrorStreamCaptureUnjoined": "capturing stream has unjoined work",
+    "cudaErrorStreamCaptureUnmatched": "capture was not ended in the same stream as it began",
+}
+
+
+@pytest.mark.parametrize(("name", "words"), RUNTIME_STRINGS.items())
+def test_each_error_is_known_by_the_runtimes_own_words(name, words):
+    assert describe(name) == words
+    assert in_text(f"CUDA error: {words}") == name
+
+
+def test_the_unjoined_fork_is_explained_from_the_runtimes_words():
+    assert explain(RuntimeError("CUDA error: capturing stream has unjoined work")).key == (
+        "unjoined-fork"
+    )
 
 
 def test_an_emulator_error_is_taken_at_its_word():

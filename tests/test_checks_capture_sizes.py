@@ -47,22 +47,23 @@ def test_steps_above_the_largest_graph_are_eager():
 
 def test_the_choice_exercise_is_set_as_the_lesson_says():
     histogram, costs, preset = choice_setup()
-    assert CHOICE["max_graphs"] == 6 and CHOICE["memory_mib"] == 300.0
+    assert CHOICE["max_graphs"] == 6 and CHOICE["memory_mib"] == 2.0
     assert int(histogram.sizes.max()) == 47  # section 6: "largest batch 47"
     assert preset == [1, 2, 4, 8, 16, 32, 64]
-    # 7 graphs in 38 + 2 + 2 + 22 + 34 + 66 + 130 MiB of the H200 table
-    assert evaluate(preset, histogram, costs).memory_mib == 294.0
+    # 7 graphs of 2 MiB each in the H200 table: 2 MiB in one shared pool, 14 in separate ones
+    assert evaluate(preset, histogram, costs).memory_mib == 2.0
+    assert evaluate(preset, histogram, costs, shared_pool=False).memory_mib == 14.0
 
 
 def test_a_choice_over_the_budget_names_the_memory(progress_log):
     with pytest.raises(CheckFailed) as info:
-        checks.check_choose_sizes(lambda histogram, costs, k, mib: [16, 32, 47, 64])
-    # 34 + 66 + 98 + 130 MiB of the H200 table (sizes 16, 32, 47, 64)
+        checks.check_choose_sizes(lambda histogram, costs, k, mib: [16, 32, 47, 200])
+    # Size 200 keeps 24 MiB in the H200 table, the others 2: in one pool, the largest.
     assert str(info.value) == (
-        "your sizes [16, 32, 47, 64] keep 328 MiB of graphs (the sum of their graph_mib), over "
-        "the 300 MiB budget: larger graphs hold more memory, so drop one or pick smaller sizes."
+        "your sizes [16, 32, 47, 200] keep 24 MiB of graphs in one shared pool (their largest "
+        "graph_mib), over the 2 MiB budget: a larger graph holds more memory, so pick smaller "
+        "sizes."
     )
-    assert info.value.reread == 'lesson 14_capture_sizes, section 5 "The planner against the ' + (
-        'default lists"'
-    )
+    # Sent back to how a plan is priced, not to the planner the exercise asks not to use.
+    assert info.value.reread == 'lesson 14_capture_sizes, section 3 "What a plan costs"'
     assert progress_log == [("14_capture_sizes", "check_choose_sizes", False)]

@@ -3,7 +3,8 @@
 The cost table has sizes 1, 2, 3, 4, 8, 16, 32, 40 with replay 10/11/12/13/15/18/24/27 µs, eager
 20/21/22/23/25/30/40/50 µs, graph memory 1/2/2.5/3/4/6/9/10 MiB and 0.5 s of capture each; the
 histogram has 3 steps at batch 1, 2 at batch 3 and 1 at batch 40 (6 steps, 55 rows if each ran
-in its own size). Every expected number is worked out in the comment beside it.
+in its own size). The graphs share one memory pool (the planner's default), so a plan's memory is
+its largest graph's. Every expected number is worked out in the comment beside it.
 """
 
 from __future__ import annotations
@@ -42,12 +43,13 @@ def view() -> PlanView:
 # Totals over the 6 steps. One graph: [3] serves 1 and 3 (3*12 + 2*12) and 40 runs eagerly (50):
 # 110, better than [4] (5*13 + 50 = 115), [40] (6*27 = 162) or any other single size. Two graphs:
 # [3, 40], 36 + 24 + 27 = 87, better than [4, 40] (65 + 27 = 92) and [1, 40] (30 + 81 = 111).
-FRONT = {"graphs": [1, 2], "memory": [2.5, 12.5], "start-up": [0.5, 1.0]}
+# In one shared pool [3] keeps 2.5 MiB and [3, 40] the 10 MiB of size 40.
+FRONT = {"graphs": [1, 2], "memory": [2.5, 10.0], "start-up": [0.5, 1.0]}
 FRONT_US = [110 / 6, 87 / 6]
 # TGI's 1, 2, 4, 8, 16, 32 are all table sizes: 1 -> 1 (3*10), 3 -> 4 (2*13), 40 eager (50):
-# 106 in 6 graphs of 25 MiB. Powers of two up to 512 land on 1, 2, 4, 8, 16, 32 and 40 (the
-# table's largest): 30 + 26 + 27 = 83 in 7 graphs of 35 MiB.
-PRESETS = {"tgi": (6, 25.0, 3.0, 106 / 6), "pow2": (7, 35.0, 3.5, 83 / 6)}
+# 106 in 6 graphs whose largest (32) keeps 9 MiB. Powers of two up to 512 land on 1, 2, 4, 8, 16,
+# 32 and 40 (the table's largest): 30 + 26 + 27 = 83 in 7 graphs, the largest keeping 10 MiB.
+PRESETS = {"tgi": (6, 9.0, 3.0, 106 / 6), "pow2": (7, 10.0, 3.5, 83 / 6)}
 
 
 def test_front_plan_and_presets_are_the_planners(view):
@@ -77,6 +79,19 @@ def test_the_dropdown_puts_memory_or_start_up_on_the_x_axis(view, axis, column, 
     assert view.figure.layout.xaxis.type == "linear"
 
 
+def test_labels_of_close_points_go_to_opposite_sides():
+    from graphlab.widgets.plan_view import _label_offsets
+
+    points = {"plan": ([16], [1]), "vllm": ([35], [1]), "sglang": ([36], [1]), "tgi": ([6], [1])}
+    # Span 30 graphs: 35 and 36 are 1 apart (< 6% of 30), 16 and 6 are far from everything.
+    assert _label_offsets(points, ("plan", "vllm", "sglang", "tgi")) == [
+        ((0, 7), "center"),
+        ((-5, 7), "right"),
+        ((5, -16), "left"),
+        ((0, 7), "center"),
+    ]
+
+
 def test_bottom_panel_shows_steps_padding_and_eager_fallback(view):
     bars, plan_pad, plan_eager, tgi_pad, tgi_eager = view.figure.data[4:]
     assert list(bars.x) == [1, 3, 40]
@@ -102,8 +117,8 @@ def test_headline_and_text_give_the_figures(view):
     # The plan pads 3 steps of batch 1 by 2 rows: 6 of 9 + 6 + 40 = 55 rows (10.9%). TGI pads
     # 2 rows of 3 + 8 + 40 = 51 (3.9%); 5 of 6 steps replay (83.3%).
     assert view.headline() == (
-        "plan: 2 graphs, 14.5 µs/step, hit 100.0%, padding 10.9%, 12 MiB, 1.00 s · "
-        "tgi: 6 graphs, 17.7 µs/step, hit 83.3%, padding 3.9%, 25 MiB, 3.00 s"
+        "plan: 2 graphs, 14.5 µs/step, hit 100.0%, padding 10.9%, 10 MiB, 1.00 s · "
+        "tgi: 6 graphs, 17.7 µs/step, hit 83.3%, padding 3.9%, 9 MiB, 3.00 s"
     )
     assert view.static_text().splitlines()[0].endswith("(sizes 3, 40)")
 

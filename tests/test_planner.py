@@ -76,6 +76,15 @@ def test_figures_of_one_plan(hist, table):
     assert (use.size, use.steps, use.share, use.padded_rows, use.replay_us) == (2, 2, 0.5, 2, 12)
 
 
+def test_memory_of_one_shared_pool_and_of_separate_pools(hist, table):
+    # graph_mib 5, 7, 8 for sizes 1, 3, 4: the largest alone in one pool, the sum in three.
+    assert evaluate([1, 3, 4], hist, table).memory_mib == 8.0
+    separate = evaluate([1, 3, 4], hist, table, shared_pool=False)
+    assert separate.memory_mib == 20.0
+    assert evaluate([], hist, table).memory_mib == 0.0
+    assert separate.to_dict()["memory_model"] == "separate pools"
+
+
 def test_no_graph_runs_everything_eagerly(hist, table):
     plan = evaluate([], hist, table)
     # (2*20 + 24 + 26)/4
@@ -92,10 +101,14 @@ def test_no_graph_runs_everything_eagerly(hist, table):
         # {1,3,4}: (20 + 14 + 16)/4 = 12.5; size 2 serves no step, so a 4th graph adds nothing.
         (Constraints(3), (1, 3, 4), 12.5),
         (Constraints(4), (1, 3, 4), 12.5),
-        # 13 MiB: {1,3,4} needs 20; {1,4} needs exactly 13.
-        (Constraints(3, memory_mib=13), (1, 4), 13.0),
-        # 12 MiB: {1,4} is out; {1,3}: (20 + 14 + 26)/4 = 15 beats {4} (16).
-        (Constraints(3, memory_mib=12), (1, 3), 15.0),
+        # Separate pools, 13 MiB: {1,3,4} needs 5+7+8 = 20; {1,4} needs exactly 13.
+        (Constraints(3, memory_mib=13, shared_pool=False), (1, 4), 13.0),
+        # Separate, 12 MiB: {1,4} is out; {1,3}: (20 + 14 + 26)/4 = 15 beats {4} (16).
+        (Constraints(3, memory_mib=12, shared_pool=False), (1, 3), 15.0),
+        # One shared pool, 13 MiB: {1,3,4} needs its largest graph's 8 MiB and fits.
+        (Constraints(3, memory_mib=13), (1, 3, 4), 12.5),
+        # Shared, 7 MiB: size 4 (8 MiB) is out whatever else is captured; {1,3} as above.
+        (Constraints(3, memory_mib=7), (1, 3), 15.0),
         # 3 s of capture: {1,4} (1 + 2 s) fits, {1,3,4} (5 s) does not.
         (Constraints(3, startup_s=3), (1, 4), 13.0),
         # Even sizes only: {2,4}: (2*12 + 16 + 16)/4 = 14.
@@ -155,7 +168,7 @@ def brute_force(hist, costs, constraints, max_graphs=None):
         for sizes in itertools.combinations(allowed, k):
             if constraints.keep_largest and allowed[-1] not in sizes:
                 continue
-            plan = evaluate(sizes, hist, costs)
+            plan = evaluate(sizes, hist, costs, constraints.shared_pool)
             if not plan.fits(constraints.memory_mib, constraints.startup_s):
                 continue
             if best is None or plan.expected_step_us < best.expected_step_us:
@@ -188,6 +201,7 @@ def problems(draw):
         startup_s=draw(st.one_of(st.none(), st.integers(0, 8).map(lambda v: v / 2))),
         multiple_of=step,
         keep_largest=draw(st.booleans()),
+        shared_pool=draw(st.booleans()),
     )
     return hist, costs, constraints
 
@@ -398,7 +412,7 @@ def test_search_too_large_is_refused_not_guessed(monkeypatch):
         }
     )
     hist = Histogram.from_counts({1: 5, 2: 3, 3: 3, 4: 1, 5: 4, 6: 1, 7: 2, 8: 3})
-    constraints = Constraints(3, memory_mib=7.0)
+    constraints = Constraints(3, memory_mib=7.0, shared_pool=False)
     expected = brute_force(hist, costs, constraints)
     assert best_plan(hist, costs, constraints).expected_step_us == expected.expected_step_us
     monkeypatch.setattr(optimise, "LABEL_LIMIT", 0)
@@ -427,7 +441,7 @@ def files(tmp_path):
 def test_command_json(files, capsys):
     hist, costs = files
     args = parse("--hist", str(hist), "--costs", str(costs), "--max-graphs", "2", "--memory-mib",
-                 "13", "--compare", "tgi,pow2", "--json")  # fmt: skip
+                 "13", "--compare", "tgi,pow2", "--separate-pools", "--json")  # fmt: skip
     assert command.run(args) == 0
     out = json.loads(capsys.readouterr().out)
     assert out["sizes"] == [1, 4] and out["graphs"] == 2
@@ -436,6 +450,7 @@ def test_command_json(files, capsys):
     assert (out["capture_s"], out["memory_mib"]) == (3.0, 13.0)
     assert [point["sizes"] for point in out["pareto"]] == [[4], [1, 4]]
     assert out["constraints"]["memory_mib"] == 13.0
+    assert out["constraints"]["shared_pool"] is False and out["memory_model"] == "separate pools"
     assert out["workload"]["steps"] == 4 and out["workload"]["largest_batch"] == 4
     # tgi's 1, 2, 4, 8, 16, 32 and pow2's 1, 2, 4, ... fit the table as {1, 2, 4}: 3 graphs
     # (over the 2 allowed) of 5 + 6 + 8 MiB (over 13); (2*10 + 16 + 16)/4 = 13 µs.
@@ -504,11 +519,18 @@ def test_decoder_stand_in_reads_its_cache():
 
     from graphlab.planner.measure import DECODER, _decoder
 
-    step, (tokens, keys, values) = _decoder(torch.device("cpu"))(3)
+    build = _decoder(torch.device("cpu"), 5)
+    step, (tokens, keys, values), fresh = build(3)
     logits = step(tokens, keys, values)
+    assert fresh == 1  # only the tokens change from step to step; the cache stays in place
     assert logits.shape == (3, DECODER["vocab"])
     assert keys.shape == (DECODER["layers"], 3, DECODER["heads"], DECODER["context"], 64)
     assert not torch.equal(step(tokens, keys, values * 2), logits)
+    # Every size reads the first rows of one cache, allocated once for the largest size.
+    _, (_, keys_5, _), _ = build(5)
+    assert keys.data_ptr() == keys_5.data_ptr() and torch.equal(keys_5[:, :3], keys)
+    with pytest.raises(PlannerError, match="outside this cache's 1 to 5"):
+        build(6)
 
 
 @pytest.mark.cuda

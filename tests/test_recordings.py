@@ -647,3 +647,23 @@ def test_a_recorded_timeline_with_times_near_2_63_is_damaged(tmp_path):
     write_recording(data, tmp_path)
     with pytest.raises(RecordingError, match=r"eager timeline .* is damaged"):
         recording("chain_2_k8", tmp_path).timeline("eager")
+
+
+@pytest.mark.parametrize("progress", [True, False])
+def test_record_shows_a_progress_bar_only_when_asked(monkeypatch, tmp_path, capsys, progress):
+    # Lesson 09 records live with progress=False: a stored notebook output would keep the bar's
+    # first frame ("0/12") for ever. No GPU here: every experiment fails in its timing phase.
+    from graphlab.errors import GraphlabError
+    from graphlab.timing.experiments import recorder
+
+    def no_gpu(experiment):
+        raise GraphlabError("no GPU in this test")
+
+    monkeypatch.setattr(recorder, "require_gpu", lambda what: None)
+    monkeypatch.setattr(recorder, "_prime_graphs", lambda: None)
+    monkeypatch.setattr(recorder, "machine_meta", lambda command: {"command": command})
+    monkeypatch.setattr(recorder, "measure_experiment", no_gpu)
+    name = recorder.experiments(False)[0].name
+    with pytest.raises(GraphlabError, match="1 of 1 experiments failed"):
+        recorder.record(out_dir=tmp_path, only=[name], progress=progress)
+    assert ("graphlab record:" in capsys.readouterr().err) is progress

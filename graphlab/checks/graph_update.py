@@ -3,9 +3,11 @@
 The learner's ``repoint(graph, fn, new_x)`` must make the checker's own graph (captured once on
 another input) compute ``fn(new_x)`` from ``new_x``'s memory, by updating its executable graph
 from a second capture, not by capturing into it again. The checker replays *its* graph, not
-the learner's, and then changes ``new_x`` in place and replays again: only a graph that reads
-``new_x``'s memory follows. It watches the graph's ``capture_begin`` and ``reset`` while the
-learner's code runs, so a recapture into the same object is told apart from an update.
+the learner's, and then changes ``new_x`` in place, allocating nothing, and replays again: only a
+graph whose kernels read ``new_x``'s own storage follows (one that reads a copy made inside
+``repoint`` returns the old values, even when the copy was freed). It watches the graph's
+``capture_begin`` and ``reset`` while the learner's code runs, so a recapture into the same object
+is told apart from an update.
 """
 
 from __future__ import annotations
@@ -47,6 +49,9 @@ def check_repoint(repoint: Callable) -> None:
     graph.instantiate()
     graph.replay()
     new_x = torch.linspace(2.05, -0.65, SIZE, device=device)
+    # Made before repoint runs (see _replays_follow): fn(new_x), and new_x's second values.
+    first = _work(new_x)
+    later = torch.linspace(-1.45, 0.95, SIZE, device=device)
     with MethodCalls([graph], ("capture_begin", "reset")) as watched:
         try:
             result = call(repoint, graph, _work, new_x, name="repoint")
@@ -68,34 +73,50 @@ def check_repoint(repoint: Callable) -> None:
             "the second element should be the cuda.CUDAGraph you updated from (the caller must "
             f"keep it alive while the graph replays), not {type(source).__name__}."
         )
-    _replays_follow(graph, out, old_out, new_x)
+    _replays_follow(graph, out, old_out, new_x, first, later)
     passed("replays of the given graph that computed fn(new_x) from new_x's memory", 2, 2)
 
 
-def _replays_follow(graph: Any, out: torch.Tensor, old_out: torch.Tensor, new_x: Any) -> None:
-    """Replay the checker's graph on ``new_x``, then on changed values of it; fail with the
-    reason unless each replay writes ``fn(new_x)`` into ``out`` and no longer into ``old_out``.
+def _replays_follow(
+    graph: Any, out: torch.Tensor, old_out: torch.Tensor, new_x: Any, first: Any, later: Any
+) -> None:
+    """Replay the checker's graph on ``new_x``, then on ``later``'s values copied into it; fail
+    with the reason unless each replay writes ``fn(new_x)`` into ``out`` and no longer into
+    ``old_out``.
 
+    ``first`` is ``fn(new_x)`` and ``later`` the second values, both made before ``repoint`` ran,
+    so that changing ``new_x`` allocates nothing: memory that ``repoint`` freed (a copy of
+    ``new_x`` it captured on, say) keeps what it held, and a graph that reads such a copy is
+    caught by its stale result rather than passing on memory that happened to be reused.
     ``old_out`` (the graph's output before the update) is filled with NaN before each replay: a
     replay that writes it again is still running the graph's own capture.
     """
-    for values in (None, torch.linspace(-1.45, 0.95, SIZE)):
-        if values is not None:
-            new_x.copy_(values.to(new_x.device))
+    for second in (False, True):
+        if second:
+            new_x.copy_(later)
         old_out.fill_(float("nan"))
         graph.replay()
-        expected = _work(new_x)
         if not bool(torch.isnan(old_out).all()):
             fail(
-                "replaying the given graph still wrote its own output: it still runs its own "
-                "capture, on its old input. Capturing a new graph is half the answer; update "
-                "the given one from it with update_graph(graph, source).",
+                "replaying the given graph still wrote its own output: the graph was not "
+                "updated and still runs its own capture, on its old input. Capture fn(new_x) "
+                "into a new cuda.CUDAGraph(keep_graph=True), then update the given graph from "
+                "it with update_graph(graph, source).",
+                UPDATE,
+            )
+        expected = _work(new_x) if second else first
+        if second and same(out, first, exact=False):
+            fail(
+                "after new_x changed in place, the replay still computed fn of new_x's old "
+                "values: the updated graph reads a copy of new_x made inside repoint, not "
+                "new_x's own memory. Capture fn(new_x) on new_x itself (no clone, no .to()).",
                 UPDATE,
             )
         if not same(out, expected, exact=False):
             fail(
                 f"after replaying the given graph, out is {fmt(out)}, not fn(new_x) = "
                 f"{fmt(expected)}. An updated graph writes where the source's capture put its "
-                "output: return that tensor itself (not a copy, not the graph's old output).",
+                "output (return that tensor itself, not a copy, not the graph's old output) and "
+                "reads what the source's capture read (new_x itself, not a copy of it).",
                 UPDATE,
             )

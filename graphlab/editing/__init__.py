@@ -16,6 +16,9 @@ Neither builds a new executable graph, which is what makes them cheaper than cap
 instantiating again. On a GPU they go through NVIDIA's ``cuda-bindings`` package
 (:mod:`graphlab.editing.cuda_graphs`); on the CPU emulator they do the same to the emulator's
 recorded operations (:mod:`graphlab.emulator.updates`), so the lesson's semantics run anywhere.
+
+A graph can also decide on the GPU how often part of it runs: :class:`WhileLoop` builds a WHILE
+conditional node (:mod:`graphlab.editing.conditional`).
 """
 
 from __future__ import annotations
@@ -25,7 +28,16 @@ from graphlab.emulator import updates as emulated
 from graphlab.errors import GraphUpdateError
 from graphlab.support.graph_updates import GraphNode
 
-__all__ = ["GraphNode", "graph_nodes", "set_kernel_node", "update_graph"]
+from .conditional import WhileLoop, jacobi_reference
+
+__all__ = [
+    "GraphNode",
+    "WhileLoop",
+    "graph_nodes",
+    "jacobi_reference",
+    "set_kernel_node",
+    "update_graph",
+]
 
 
 def _on_emulator(*graphs) -> bool:

@@ -58,6 +58,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="always capture the largest allowed size of the cost table",
     )
     parser.add_argument(
+        "--separate-pools",
+        dest="shared_pool",
+        action="store_false",
+        help="each graph keeps its own memory pool (memory: the sum); default: one shared pool, "
+        "as vLLM and SGLang capture (memory: the largest graph's pool)",
+    )
+    parser.add_argument(
         "--compare",
         metavar="LIST",
         help="also price presets, comma-separated from: vllm, sglang, trtllm, tgi, pow2",
@@ -164,7 +171,7 @@ def plan_result(args: argparse.Namespace) -> dict:
         result["compare"] = {}
         for name in names:
             listed = preset_sizes(name)
-            plan = evaluate(fit_to_table(listed, costs), histogram, costs)
+            plan = evaluate(fit_to_table(listed, costs), histogram, costs, constraints.shared_pool)
             result["compare"][name] = {
                 "preset_sizes": listed,
                 **plan.to_dict(),

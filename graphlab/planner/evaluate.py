@@ -8,7 +8,14 @@ eagerly at ``eager_us[b]``. The figures, each weighted by how many steps ran at 
 - ``hit_rate``: the share of steps that replay a graph.
 - ``padding_waste``: padded rows over all rows computed (eager steps compute their ``b`` rows
   and no padding), the same definition lesson 05's checker uses.
-- ``capture_s`` and ``memory_mib``: the start-up time and memory of all the captured graphs.
+- ``capture_s``: the start-up time of all the captured graphs (their capture times add up).
+- ``memory_mib``: the memory of all the captured graphs' pools. With ``shared_pool=True`` (the
+  default, and what vLLM and SGLang do: every size captured into one global pool, largest
+  first) each smaller graph reuses memory the larger ones freed, so a plan needs about its
+  largest graph's pool: the model is the largest ``graph_mib`` among the captured sizes. With
+  ``shared_pool=False`` each graph keeps a pool of its own and the plan needs their sum. The
+  cost table's ``meta["shared_pool"]``, when it has one, holds a measured shared pool to check
+  the model against (:func:`graphlab.planner.measure.measure_shared_pool`).
 """
 
 from __future__ import annotations
@@ -24,7 +31,7 @@ from graphlab.errors import PlannerError
 
 from .inputs import CostTable, Histogram
 
-__all__ = ["Plan", "SizeUse", "evaluate", "within"]
+__all__ = ["Plan", "SizeUse", "evaluate", "plan_memory", "within"]
 
 # Budgets are compared with this much slack (relative) so that a plan whose memory adds up to the
 # budget in a different order of summation is not refused over the last bit of a float.
@@ -67,6 +74,7 @@ class Plan:
     capture_s: float
     memory_mib: float
     per_size: tuple[SizeUse, ...]
+    shared_pool: bool = True
 
     @property
     def graphs(self) -> int:
@@ -87,12 +95,24 @@ class Plan:
             "padding_waste": self.padding_waste,
             "capture_s": self.capture_s,
             "memory_mib": self.memory_mib,
+            "memory_model": "shared pool" if self.shared_pool else "separate pools",
             "per_size": [use.to_dict() for use in self.per_size],
         }
 
 
-def evaluate(sizes: Iterable[int], histogram: Histogram, costs: CostTable) -> Plan:
-    """The figures of capturing ``sizes`` (each a size of ``costs``) for ``histogram``."""
+def plan_memory(graph_mib: np.ndarray, shared_pool: bool = True) -> float:
+    """The memory of graphs whose own pools need ``graph_mib``: the largest of them when they
+    share one pool, their sum when each has its own (see the module docstring)."""
+    if not len(graph_mib):
+        return 0.0
+    return float(np.max(graph_mib)) if shared_pool else math.fsum(graph_mib)
+
+
+def evaluate(
+    sizes: Iterable[int], histogram: Histogram, costs: CostTable, shared_pool: bool = True
+) -> Plan:
+    """The figures of capturing ``sizes`` (each a size of ``costs``) for ``histogram``; the
+    graphs share one memory pool unless ``shared_pool=False``."""
     chosen = sorted({int(s) for s in sizes})
     if chosen and chosen[0] < 1:
         raise PlannerError(f"captured size {chosen[0]} is not a batch size: use sizes from 1 up")
@@ -132,6 +152,7 @@ def evaluate(sizes: Iterable[int], histogram: Histogram, costs: CostTable) -> Pl
         hit_rate=float(counts[hit].sum() / total),
         padding_waste=float(padding.sum() / rows.sum()),
         capture_s=math.fsum(costs.capture_s[at]),
-        memory_mib=math.fsum(costs.graph_mib[at]),
+        memory_mib=plan_memory(costs.graph_mib[at], shared_pool),
         per_size=tuple(per_size),
+        shared_pool=shared_pool,
     )

@@ -7,13 +7,34 @@ Two stand-in models, both run as one decode step per call:
   not extended, so every step at one batch size does the same work.
 - ``mlp``: :func:`graphlab.timing.workloads.mlp`, Linear + ReLU blocks.
 
-For each size the step is captured with :func:`graphlab.timing.compare.capture` (warm-up on
-the shared side stream first, as ``torch.cuda.graph`` requires); replay and eager times are
-CUDA-event times per call (median over repeats, read only after the end event has
-completed); capture time is the host time of the capture itself, warm-up excluded.
-``graph_mib`` is what the capture leaves reserved once the allocator's cache is emptied: the
-graph's private memory pool and its static inputs. Each size gets its own pool, so the table's
-sum over sizes is an upper bound for a server that captures every size into one shared pool.
+How each figure is measured, and why:
+
+- **Inputs as a server holds them.** A serving stack allocates its KV cache once, before any
+  capture, and every graph reads it in place; only the step's own inputs (the new tokens) are
+  copied into the graph's static buffer before a replay. So the decoder's cache is one tensor
+  sized for the largest batch measured, each size's graph reads the first ``b`` rows of it, and
+  nothing is cloned for the capture (a clone of the cache would be counted as graph memory:
+  about 2 MiB per batch row).
+- ``graph_mib``: the graph's private memory pool alone, what ``memory_reserved()`` grows by
+  across the capture into a fresh pool (warm-up done and the allocator's cache emptied before):
+  the intermediates and outputs the graph keeps. Static inputs and the cache are allocated
+  before, outside the pool.
+- ``replay_us``: end to end as lesson 06 times a replay, the copy of fresh step inputs into the
+  static buffer plus the replay; ``eager_us``: the step run on the same fresh inputs. Both are
+  CUDA-event times per call over ``iterations`` calls from an idle GPU (median of ``repeats``
+  loops), so launch overhead that leaves the GPU idle is counted. The outputs are not cloned: a
+  server's next kernel reads the logits where the graph wrote them.
+- ``capture_s``: host time of the capture itself (``torch.cuda.graph``: empty the cache,
+  capture, instantiate), warm-up excluded.
+
+Separate pools against one shared pool. Each size above is captured into a pool of its own, so a
+plan that keeps its graphs in separate pools needs the sum of their ``graph_mib``. Serving stacks
+do otherwise: vLLM and SGLang capture every size into one global pool, largest first, so each
+smaller graph reuses memory the larger ones freed once their capture ended, and the plan needs
+about the largest graph's pool. :func:`measure_shared_pool` measures that directly (the pool's
+size after each capture, largest first); ``measure_costs`` stores it in the table's
+``meta["shared_pool"]`` so that the planner's shared-pool model (see
+:mod:`graphlab.planner.evaluate`) can be checked against it.
 """
 
 from __future__ import annotations
@@ -27,10 +48,11 @@ import numpy as np
 
 from graphlab.errors import NeedsGPUError, PlannerError
 
-from ..timing.compare import capture, event_time_us
+from ..timing.compare import event_time_us
+from ..timing.side_stream import side_stream
 from .inputs import COST_FIELDS, CostTable
 
-__all__ = ["MODELS", "measure_costs", "parse_sizes"]
+__all__ = ["MODELS", "measure_costs", "measure_shared_pool", "parse_sizes"]
 
 MODELS = ("decoder", "mlp")
 MIB = 2**20
@@ -57,8 +79,14 @@ def parse_sizes(text: str) -> list[int]:
     return sorted(sizes)
 
 
-def _decoder(device: Any) -> Callable[[int], tuple[Callable[..., Any], tuple]]:
-    """A builder of (step, inputs) for each batch size, sharing one set of weights."""
+# A builder returns (step, inputs, fresh) for a batch size: ``inputs`` are what the graph reads,
+# ``fresh`` the number of leading inputs that change every step (copied in before each replay).
+Builder = Callable[[int], tuple[Callable[..., Any], tuple, int]]
+
+
+def _decoder(device: Any, largest: int) -> Builder:
+    """A builder for each batch size up to ``largest``, sharing one set of weights and one KV
+    cache of ``largest`` rows, drawn once (a server allocates its cache once, before capture)."""
     import torch
     from torch.nn import functional
 
@@ -95,29 +123,151 @@ def _decoder(device: Any) -> Callable[[int], tuple[Callable[..., Any], tuple]]:
                 x = x + block["down"](functional.gelu(block["up"](block["norm2"](x))))
             return model["head"](x)
 
+    # Drawn on the device: the cache of a large batch holds hundreds of millions of values.
+    generator = torch.Generator(device=device).manual_seed(0)
+    cache = (len(layers), largest, heads, context, head_dim)
+    keys, values = (
+        torch.randn(cache, device=device, dtype=torch.float16, generator=generator)
+        for _ in range(2)
+    )
+
     def build(batch: int):
-        # Drawn on the device: the caches of the largest batches hold hundreds of millions of
-        # values, too many to draw on the host in a measurement of 512 sizes.
+        if not 1 <= batch <= largest:
+            raise PlannerError(f"batch size {batch} is outside this cache's 1 to {largest}")
         generator = torch.Generator(device=device).manual_seed(batch)
         tokens = torch.randint(0, shape["vocab"], (batch,), device=device, generator=generator)
-        cache = (len(layers), batch, heads, context, head_dim)
-        keys, values = (
-            torch.randn(cache, device=device, dtype=torch.float16, generator=generator)
-            for _ in range(2)
-        )
-        return step, (tokens, keys, values)
+        # The first ``batch`` rows of each layer's cache: a view, contiguous within each layer.
+        return step, (tokens, keys[:, :batch], values[:, :batch]), 1
 
     return build
 
 
-def _mlp(device: Any) -> Callable[[int], tuple[Callable[..., Any], tuple]]:
+def _mlp(device: Any, largest: int) -> Builder:
     from ..timing.workloads import mlp
 
     def build(batch: int):
         workload = mlp(MLP["layers"], MLP["width"], batch, device=device)
-        return workload.fn, workload.inputs
+        return workload.fn, workload.inputs, len(workload.inputs)
 
     return build
+
+
+# Sets of fresh step inputs the timed loops cycle through, as lesson 06's end-to-end loops do.
+FRESH_SETS = 4
+WARMUPS = 3
+
+
+def _warm_up(fn: Callable[..., Any], inputs: tuple, stream: Any) -> None:
+    """Run ``fn`` on the capture stream first, as ``torch.cuda.graph`` asks (lazy cuBLAS and
+    allocator set-up must not happen inside the capture)."""
+    import torch
+
+    stream.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(stream):
+        for _ in range(WARMUPS):
+            fn(*inputs)
+    torch.cuda.current_stream().wait_stream(stream)
+    torch.cuda.synchronize()
+
+
+def _capture(fn: Callable[..., Any], inputs: tuple, pool: Any = None) -> tuple[Any, float, float]:
+    """Capture ``fn(*inputs)`` into ``pool`` (a fresh one if None) on the side stream.
+
+    Returns the graph, the capture's host time in seconds and what ``memory_reserved()`` grew
+    by across it in MiB: the pool's new memory. The outputs are let go (the graph keeps their
+    memory in its pool), as vLLM keeps only weak references to them.
+    """
+    import time
+
+    import torch
+
+    stream = side_stream(torch.cuda)
+    _warm_up(fn, inputs, stream)
+    torch.cuda.empty_cache()
+    before = torch.cuda.memory_reserved()
+    start = time.perf_counter()
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph, pool=pool, stream=stream):
+        fn(*inputs)
+    torch.cuda.synchronize()
+    seconds = time.perf_counter() - start
+    return graph, seconds, (torch.cuda.memory_reserved() - before) / MIB
+
+
+def _builder(model: str, sizes: list[int]) -> Builder:
+    import torch
+
+    if not torch.cuda.is_available():
+        raise NeedsGPUError(
+            "graphlab plan measure times CUDA graphs and torch sees no CUDA device here: run it "
+            "on a GPU machine and pass the COSTS.json it writes to graphlab plan --costs"
+        )
+    device = torch.device("cuda", torch.cuda.current_device())
+    return (_decoder if model == "decoder" else _mlp)(device, max(sizes))
+
+
+def _check_request(model: str, sizes: list[int]) -> None:
+    if model not in MODELS:
+        raise PlannerError(f"unknown model {model!r}: choose {' or '.join(MODELS)}")
+    if not sizes:
+        raise PlannerError("no sizes to measure: pass --sizes, e.g. 1-512")
+
+
+def _timed(step: Callable[[int], Any], repeats: int, iterations: int) -> float:
+    return float(np.median([event_time_us(step, iterations) for _ in range(repeats)]))
+
+
+def _measure_size(build: Builder, batch: int, repeats: int, iterations: int) -> dict[str, float]:
+    """One row of the cost table (see the module docstring)."""
+    fn, inputs, fresh = build(batch)
+    graph, capture_s, graph_mib = _capture(fn, inputs)
+    static, resident = inputs[:fresh], inputs[fresh:]
+    sets = [tuple(x.clone() for x in static) for _ in range(FRESH_SETS)]
+
+    def replay(i: int) -> None:
+        for buffer, new in zip(static, sets[i % FRESH_SETS], strict=True):
+            buffer.copy_(new)
+        graph.replay()
+
+    def eager(i: int) -> None:
+        fn(*sets[i % FRESH_SETS], *resident)
+
+    return {
+        "graph_mib": graph_mib,
+        "capture_s": capture_s,
+        "replay_us": _timed(replay, repeats, iterations),
+        "eager_us": _timed(eager, repeats, iterations),
+    }
+
+
+def measure_shared_pool(model: str, sizes: list[int]) -> dict[str, list[float]]:
+    """Capture every size into one shared pool, largest first, as vLLM and SGLang do.
+
+    Returns ``{"sizes": [...] largest first, "reserved_mib": [...]}``: how much memory the
+    shared pool holds after each capture, all the graphs still alive. Its last value is the
+    memory of capturing every size; its first, the largest graph's pool alone.
+    """
+    import torch
+
+    _check_request(model, sizes)
+    build = _builder(model, sizes)
+    order = sorted(sizes, reverse=True)
+    # Every input first, outside the pool, so that only the pool's growth is counted.
+    steps = [build(batch)[:2] for batch in order]
+    torch.cuda.synchronize()
+    torch.cuda.empty_cache()
+    start = torch.cuda.memory_reserved()
+    pool = torch.cuda.graph_pool_handle()
+    graphs, held = [], []
+    for fn, inputs in steps:
+        graph, _, _ = _capture(fn, inputs, pool)
+        graphs.append(graph)
+        torch.cuda.empty_cache()
+        held.append((torch.cuda.memory_reserved() - start) / MIB)
+    del graphs, steps
+    gc.collect()
+    torch.cuda.empty_cache()
+    return {"sizes": order, "reserved_mib": held}
 
 
 def measure_costs(
@@ -128,41 +278,30 @@ def measure_costs(
     iterations: int = 20,
     progress: bool = True,
 ) -> CostTable:
-    """Measure ``model`` (``"decoder"`` or ``"mlp"``) at each batch size on the current GPU."""
-    if model not in MODELS:
-        raise PlannerError(f"unknown model {model!r}: choose {' or '.join(MODELS)}")
-    if not sizes:
-        raise PlannerError("no sizes to measure: pass --sizes, e.g. 1-512")
+    """Measure ``model`` (``"decoder"`` or ``"mlp"``) at each batch size on the current GPU,
+    then every size again into one shared pool (``meta["shared_pool"]``)."""
+    _check_request(model, sizes)
+    build = _builder(model, sizes)
     import torch
-
-    if not torch.cuda.is_available():
-        raise NeedsGPUError(
-            "graphlab plan measure times CUDA graphs and torch sees no CUDA device here: run it "
-            "on a GPU machine and pass the COSTS.json it writes to graphlab plan --costs"
-        )
     from tqdm.auto import tqdm
 
-    device = torch.device("cuda", torch.cuda.current_device())
-    build = (_decoder if model == "decoder" else _mlp)(device)
     rows: dict[str, list[float]] = {name: [] for name in COST_FIELDS}
     for batch in tqdm(sizes, desc=f"plan measure {model}", disable=not progress):
-        fn, inputs = build(batch)
         torch.cuda.synchronize()
-        torch.cuda.empty_cache()
-        before = torch.cuda.memory_reserved(device)
-        captured = capture(fn, *inputs)
-        torch.cuda.empty_cache()
-        rows["graph_mib"].append((torch.cuda.memory_reserved(device) - before) / MIB)
-        rows["capture_s"].append(captured.capture_us / 1e6)
-        rows["replay_us"].append(
-            float(np.median([event_time_us(captured.replay, iterations) for _ in range(repeats)]))
-        )
-        rows["eager_us"].append(
-            float(np.median([event_time_us(captured.eager, iterations) for _ in range(repeats)]))
-        )
-        del captured, fn, inputs
+        for name, value in _measure_size(build, batch, repeats, iterations).items():
+            rows[name].append(value)
         gc.collect()
         torch.cuda.empty_cache()
+    del build
+    gc.collect()
     shape = DECODER if model == "decoder" else MLP
-    meta = {"model": model, "shape": shape, "repeats": repeats, "iterations": iterations}
+    meta = {
+        "model": model,
+        "shape": shape,
+        "repeats": repeats,
+        "iterations": iterations,
+        "replay": "end to end: fresh step inputs copied into the static buffer, then replay",
+        "graph_mib": "the graph's private pool alone (inputs and KV cache allocated outside it)",
+        "shared_pool": measure_shared_pool(model, sizes),
+    }
     return CostTable.from_dict({"sizes": list(sizes), **rows, "meta": meta})

@@ -6,8 +6,14 @@ Batch sizes ``b`` occur with counts ``h[b]``; the cost table offers candidate si
 ``c_1 < ... < c_n`` (those that are multiples of ``multiple_of``). A plan captures a subset; a
 step of size ``b`` runs in the smallest captured size ``>= b`` at ``replay_us``, or eagerly at
 ``eager_us[b]`` above the largest. Minimise the total step time ``sum_b h[b] * cost(b)`` subject
-to at most K graphs, ``sum graph_mib <= M``, ``sum capture_s <= S`` and, if asked, the largest
+to at most K graphs, a memory budget M, ``sum capture_s <= S`` and, if asked, the largest
 candidate being captured.
+
+Memory depends on how the graphs hold it (:mod:`graphlab.planner.evaluate`). In one shared pool
+(the default, as vLLM and SGLang capture) a plan needs its largest graph's pool, ``max
+graph_mib <= M``: a plan fits exactly when each of its sizes fits alone, so the budget only
+removes candidates and nothing adds up. In separate pools (``shared_pool=False``) it is
+``sum graph_mib <= M``, a knapsack constraint, handled as below.
 
 Write ``H_j`` for the steps of size ``<= c_j`` and ``T_j`` for the eager time of the steps above
 ``c_j``. A plan ``c_{j1} < ... < c_{jk}`` then costs
@@ -92,7 +98,8 @@ class Constraints:
 
     ``max_graphs`` K >= 1; ``memory_mib`` and ``startup_s`` are budgets (>= 0);
     ``multiple_of`` restricts captured sizes to its multiples; ``keep_largest`` forces the
-    largest allowed size of the cost table into every plan.
+    largest allowed size of the cost table into every plan; ``shared_pool`` says whether the
+    graphs share one memory pool (memory: the largest graph's) or keep one each (the sum).
     """
 
     max_graphs: int
@@ -100,6 +107,7 @@ class Constraints:
     startup_s: float | None = None
     multiple_of: int = 1
     keep_largest: bool = False
+    shared_pool: bool = True
 
     def __post_init__(self):
         k = self.max_graphs
@@ -124,7 +132,8 @@ class Constraints:
 def best_plan(histogram: Histogram, costs: CostTable, constraints: Constraints) -> Plan:
     """The plan with the lowest expected step time that meets ``constraints`` (exact)."""
     problem = _Problem(histogram, costs, constraints)
-    return evaluate(problem.sizes_of(problem.solve(constraints.max_graphs)), histogram, costs)
+    sizes = problem.sizes_of(problem.solve(constraints.max_graphs))
+    return evaluate(sizes, histogram, costs, constraints.shared_pool)
 
 
 def pareto(histogram: Histogram, costs: CostTable, constraints: Constraints) -> list[Plan]:
@@ -139,7 +148,7 @@ def pareto(histogram: Histogram, costs: CostTable, constraints: Constraints) -> 
     path = None
     for k in range(1, min(constraints.max_graphs, max(problem.most_graphs, 1)) + 1):
         path = problem.solve(k, path)
-        plan = evaluate(problem.sizes_of(path), histogram, costs)
+        plan = evaluate(problem.sizes_of(path), histogram, costs, constraints.shared_pool)
         if not points or plan.expected_step_us < points[-1].expected_step_us * (1 - PRUNE_SLACK):
             points.append(plan)
     return points
@@ -189,6 +198,11 @@ class _Problem:
         self.T = self.all_eager - cum_eager[covered[keep]]
         self.r = costs.replay_us[nodes]
         self.m = costs.graph_mib[nodes]
+        if constraints.shared_pool:
+            # Every node left fits the memory budget alone, and in one shared pool a plan needs
+            # no more than its largest graph's pool: memory no longer constrains the search.
+            self.m = np.zeros(len(nodes))
+            self.memory = math.inf
         self.t = costs.capture_s[nodes]
         self.n = len(nodes)
         self.forced = None if forced is None else int(np.flatnonzero(nodes == allowed[forced])[0])

@@ -3,9 +3,15 @@
 torch reports a failed capture only by the runtime's description of the error
 (``cudaGetErrorString``, printed after "CUDA error: "), never by its name, so whoever wants to
 know *which* error it was (the timing code, the emulator that imitates the messages, the
-failure catalogue, the fidelity tests) reads the description. CUDA 13 reworded some
-descriptions: each error lists every wording known, the current one first, which is the one the
-emulator prints.
+failure catalogue, the fidelity tests) reads the description.
+
+Each description is the runtime's own string, the one ``cudaGetErrorString`` returns (read from
+``libcudart`` itself: the same words in 11.8.89, 12.1.105, 12.8.90 and 13.0.96, and printed by
+torch 2.11 with CUDA 13 on an H200). The API documentation describes some of these errors in
+other words (``cudaErrorStreamCaptureUnjoined``: "the capture sequence contains a fork that was
+not joined to the primary stream"; ``cudaErrorStreamCaptureUnmatched``: "the capture was not
+initiated in this stream"), but a failed capture never prints those. The emulator prints the
+runtime's words.
 """
 
 from __future__ import annotations
@@ -27,11 +33,8 @@ CAPTURE_ERRORS: dict[str, tuple[str, ...]] = {
         "operation failed due to a previous error during capture",
     ),
     "cudaErrorStreamCaptureMerge": ("operation would result in a merge of separate capture",),
-    "cudaErrorStreamCaptureUnmatched": ("capture was not initiated in this stream",),
-    "cudaErrorStreamCaptureUnjoined": (
-        "capturing stream has unjoined work",
-        "capture sequence contains a fork that was not joined to the primary stream",
-    ),
+    "cudaErrorStreamCaptureUnmatched": ("capture was not ended in the same stream as it began",),
+    "cudaErrorStreamCaptureUnjoined": ("capturing stream has unjoined work",),
     "cudaErrorStreamCaptureIsolation": ("dependency created on uncaptured work in another stream",),
     "cudaErrorStreamCaptureImplicit": (
         "operation would make the legacy stream depend on a capturing blocking stream",
@@ -43,12 +46,12 @@ CAPTURE_ERRORS: dict[str, tuple[str, ...]] = {
 
 
 def describe(name: str) -> str:
-    """The runtime's current description of the capture error ``name``."""
+    """The runtime's description of the capture error ``name``."""
     return CAPTURE_ERRORS[name][0]
 
 
 def in_text(text: str) -> str | None:
-    """The capture error whose name or any of whose descriptions appears in ``text``, if any."""
+    """The capture error whose name or description appears in ``text``, if any."""
     for name, wordings in CAPTURE_ERRORS.items():
         if name in text or any(wording in text for wording in wordings):
             return name
@@ -81,7 +84,7 @@ def cuda_error_of(exc: BaseException | None) -> str | None:
 
 
 def patterns(name: str) -> tuple[str, ...]:
-    """Regular expressions that recognise ``name`` in a message: every wording, and the name."""
+    """Regular expressions that recognise ``name`` in a message: its description, and the name."""
     return (
         *(re.escape(w) for w in CAPTURE_ERRORS[name]),
         re.escape(name.removeprefix("cudaError")),

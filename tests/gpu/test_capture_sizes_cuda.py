@@ -1,6 +1,6 @@
 """Lesson 14's live measurement on a real GPU (``pytest -m cuda``): the four sizes its first
 experiment measures, within the course's limits of a minute and 2 GB, with replays faster than
-eager steps as in the bundled H200 table."""
+eager steps as in the bundled H200 table, and graph memory that is the graph's pool alone."""
 
 from __future__ import annotations
 
@@ -28,3 +28,9 @@ def test_the_lessons_live_measurement_is_small_and_quick():
     # The stand-in decoder launches many short kernels: a replay beats an eager step at each size.
     assert (table.replay_us < table.eager_us).all(), (table.replay_us, table.eager_us)
     assert (table.capture_s > 0).all() and (table.graph_mib >= 0).all()
+    # The graph's pool alone: the KV cache it reads (2 MiB per batch row) is not counted.
+    cache_mib = 2 * table.sizes
+    assert (table.graph_mib < cache_mib).all(), (table.graph_mib, cache_mib)
+    shared = table.meta["shared_pool"]
+    assert shared["sizes"] == sorted(SIZES, reverse=True)
+    assert shared["reserved_mib"] == sorted(shared["reserved_mib"])  # a pool only grows

@@ -6,8 +6,9 @@
   first.
 - The CPU emulator's event rules (tests/test_emulator_events.py) hold on the GPU: each scenario
   runs in a child process (graphlab.isolated) and gives the same outcome as on the emulator.
-- A profiled eager step and replay of workloads.fork_join on two streams run their branches on two
-  streams at once; on one stream, they cannot.
+- A profiled eager step and replay of workloads.fork_join on two streams put their branches on two
+  streams, and the replay runs them at once (the eager run may or may not: its overlap is
+  printed, not asserted); on one stream, they cannot overlap.
 
 Run on the H200:  python -m pytest tests/gpu/test_multi_stream_cuda.py -v -rs
 """
@@ -177,18 +178,23 @@ def profiled_fork_join(streams: int) -> dict:
     return out
 
 
-def test_two_joined_branches_run_on_two_streams_at_once_eagerly_and_in_the_replay():
+def test_two_joined_branches_run_on_two_streams_and_overlap_in_the_replay(record_property):
     lanes = isolated(profiled_fork_join, 2, timeout=TIMEOUT_S)
     assert lanes["same_result"]  # two streams or one: the same numbers
     assert (lanes["eager"]["kernels"], lanes["eager"]["graph_launches"]) == (17, 0)
     assert (lanes["graph"]["kernels"], lanes["graph"]["graph_launches"]) == (17, 1)
     for mode in ("eager", "graph"):
         assert len(lanes[mode]["lanes_busy_ns"]) == 2, mode
-        # Overlap: the GPU was busy for less time than its two lanes were, added up.
-        assert lanes[mode]["busy_ns"] < sum(lanes[mode]["lanes_busy_ns"]), mode
-    # The replay overlaps much more than the eager run, whose launches come one by one (the
-    # H200, torch 2.11: replay 826 of 1,587 us of lane time, eager 916 of 1,012 us).
-    assert lanes["graph"]["busy_ns"] < 0.9 * sum(lanes["graph"]["lanes_busy_ns"])
+        # Busy time is the union of the lanes' kernels: never more than their sum.
+        assert lanes[mode]["busy_ns"] <= sum(lanes[mode]["lanes_busy_ns"]), mode
+        share = lanes[mode]["busy_ns"] / sum(lanes[mode]["lanes_busy_ns"])
+        record_property(f"{mode}_busy_over_lane_sum", round(share, 3))
+        print(f"{mode}: busy {lanes[mode]['busy_ns']} ns of {lanes[mode]['lanes_busy_ns']} ns")
+    # Eager overlap is not guaranteed: the host launches one kernel at a time, and a run whose
+    # first branch ends before the second branch's first launch shows none (the H200, torch
+    # 2.11: once 469,984 ns busy, exactly the lanes' sum). The replay hands CUDA both branches
+    # at once, so they overlap (the H200, torch 2.11: 826 of 1,587 us of lane time).
+    assert lanes["graph"]["busy_ns"] < sum(lanes["graph"]["lanes_busy_ns"])
 
 
 def test_the_same_kernels_on_one_stream_cannot_overlap():

@@ -24,6 +24,10 @@ the call returns, except a replay, which the second synchronize waits for):
 ``update_correct`` says whether the updated graph's replay wrote the source's result into the
 source's output; ``refused`` is the reason given for refusing an update from a chain one kernel
 longer.
+
+``while_loop.json`` (schema ``graphlab.while_loop/1``, :func:`record_while_loop`) times a WHILE
+conditional node's loop against the same loop driven from the host (see
+:func:`measure_while_loop`).
 """
 
 from __future__ import annotations
@@ -33,6 +37,8 @@ import statistics
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+
+import numpy as np
 
 from graphlab.editing import update_graph
 from graphlab.editing.cuda_graphs import kernel_node_setter
@@ -47,9 +53,13 @@ __all__ = [
     "UPDATE_DIR",
     "UPDATE_NAME",
     "UPDATE_SCHEMA",
+    "WHILE_NAME",
     "load_update_costs",
+    "load_while_loop",
     "measure_update_costs",
+    "measure_while_loop",
     "record_update_costs",
+    "record_while_loop",
 ]
 
 UPDATE_NAME = "update_costs"
@@ -138,3 +148,69 @@ def load_update_costs(directory: str | os.PathLike | None = None) -> dict[str, A
     path = Path(directory if directory is not None else UPDATE_DIR) / f"{UPDATE_NAME}.json"
     how = "on a GPU, write it with graphlab.timing.experiments.graph_update.record_update_costs()"
     return load_own_schema(path, UPDATE_SCHEMA, ("meta", "experiment", "rows"), how)
+
+
+WHILE_NAME = "while_loop"
+WHILE_SCHEMA = "graphlab.while_loop/1"
+
+
+def measure_while_loop(
+    tolerances: tuple[float, ...] = (1e-1, 1e-2, 1e-3, 1e-4), n: int = 32, repeats: int = 20
+) -> dict[str, Any]:
+    """Time a WHILE node's loop against the host-driven loop, per tolerance.
+
+    For each tolerance, :class:`graphlab.editing.WhileLoop` on ``n`` points: ``graph_us`` is one
+    :meth:`~graphlab.editing.WhileLoop.run_graph` (reset, one launch, one wait) and ``host_us``
+    one :meth:`~graphlab.editing.WhileLoop.run_host` (a launch and a read-back per sweep), each
+    the median of ``repeats`` runs on the host clock. ``sweeps`` is what each loop ran and
+    ``reference_sweeps`` what :func:`graphlab.editing.jacobi_reference` runs in NumPy.
+    """
+    import torch
+
+    from graphlab.editing import WhileLoop, jacobi_reference
+
+    require_gpu("measure_while_loop")
+    rows = []
+    for tol in tolerances:
+        loop = WhileLoop(n=n, tol=tol)
+        graph, host = loop.run_graph(), loop.run_host()
+        reference = jacobi_reference(n=n, tol=tol)
+        rows.append(
+            {
+                "tol": tol,
+                "graph_sweeps": graph.sweeps,
+                "host_sweeps": host.sweeps,
+                "reference_sweeps": reference.sweeps,
+                "graph_residual": graph.residual,
+                "same_u": bool(np.array_equal(graph.u, host.u)),
+                "graph_us": _median_us(loop.run_graph, repeats),
+                "host_us": _median_us(loop.run_host, repeats),
+            }
+        )
+        loop.close()
+    return {
+        "experiment": {
+            "n": n,
+            "repeats": repeats,
+            "torch_cuda": torch.version.cuda,
+            "kernel": "graphlab.editing.conditional.KERNEL_SOURCE",
+        },
+        "rows": rows,
+    }
+
+
+def record_while_loop(
+    out_dir: str | os.PathLike | None = None,
+    command: str = "graphlab.timing.experiments.graph_update.record_while_loop()",
+) -> Path:
+    """Measure :func:`measure_while_loop` and write ``while_loop.json`` atomically, by default
+    into the bundled ``recorded/graph_update`` folder."""
+    folder = writable_folder(out_dir if out_dir is not None else UPDATE_DIR)
+    return record_own_schema(folder, WHILE_SCHEMA, WHILE_NAME, command, measure_while_loop())
+
+
+def load_while_loop(directory: str | os.PathLike | None = None) -> dict[str, Any]:
+    """The bundled ``while_loop.json`` recording, checked; RecordingError if it is missing."""
+    path = Path(directory if directory is not None else UPDATE_DIR) / f"{WHILE_NAME}.json"
+    how = "on a GPU, write it with graphlab.timing.experiments.graph_update.record_while_loop()"
+    return load_own_schema(path, WHILE_SCHEMA, ("meta", "experiment", "rows"), how)

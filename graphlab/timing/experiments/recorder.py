@@ -121,13 +121,15 @@ def record(
     command: str = "graphlab record",
     on_written: Callable[[Path], None] | None = None,
     only: Sequence[str] = (),
+    progress: bool = True,
 ) -> list[Path]:
     """Run every experiment on this machine's GPU and write one recording per experiment.
 
     ``out_dir`` defaults to the package's bundled folder
     (:data:`graphlab.timing.recordings.RECORDINGS_DIR`); ``command`` is stored in each file's meta;
     ``on_written(path)`` is called after each file is written; ``only`` names the experiments to
-    run (default: all of the plan). Returns the written paths.
+    run (default: all of the plan); ``progress=False`` shows no progress bar (a notebook that
+    stores its outputs would keep the bar's text frozen at its start). Returns the written paths.
     Raises NeedsGPUError on a machine without CUDA.
 
     Three phases, in this order on purpose:
@@ -151,8 +153,10 @@ def record(
     folder = writable_folder(out_dir if out_dir is not None else RECORDINGS_DIR)
     meta = machine_meta(command)
     _prime_graphs()
-    with tqdm(total=3 * len(plan), desc="graphlab record", unit="step") as progress:
-        phases = _Phases(progress)
+    with tqdm(
+        total=3 * len(plan), desc="graphlab record", unit="step", disable=not progress
+    ) as bar:
+        phases = _Phases(bar)
         measured = phases.run(plan, "timing", measure_experiment)
         captured = phases.run(plan, "capturing", _capture_for, among=measured)
         written = phases.run(
