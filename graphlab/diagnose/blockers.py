@@ -236,8 +236,8 @@ def _compare_calls(scan: _Scan) -> None:
     The first call is left out: like a warm-up, it may do one-off work (an optimizer creating its
     state, ``.grad`` tensors being allocated) that the calls after it, and a capture, never do.
     """
-    for earlier, later in zip(scan.calls[1:], scan.calls[2:]):
-        for (op_a, site_a, values_a), (op_b, site_b, values_b) in zip(earlier, later):
+    for earlier, later in zip(scan.calls[1:], scan.calls[2:], strict=False):
+        for (op_a, site_a, values_a), (op_b, site_b, values_b) in zip(earlier, later, strict=False):
             if (op_a, site_a) != (op_b, site_b):
                 scan.add(
                     "branch-changes",
@@ -269,8 +269,11 @@ def _short(values: tuple) -> str:
 
 @dataclass(frozen=True)
 class Scan:
-    """What :func:`find_blockers` found: the blockers, in the order first met; the operations
-    that do work (kernels on a GPU) in the last call, by name; the optimizers whose ``step()`` ran."""
+    """What :func:`find_blockers` found.
+
+    ``blockers`` in the order first met; ``ops`` the operations that do work (a kernel each on a
+    GPU) in the last call, by name; ``optimizers`` those whose ``step()`` ran.
+    """
 
     blockers: list[Blocker]
     ops: list[str]
@@ -286,9 +289,9 @@ def find_blockers(
 ) -> Scan:
     """Run ``fn(*inputs)`` ``calls`` times, watching, and say what stops it from being captured.
 
-    ``calls`` must be at least 3 for the between-call blockers (the first call is a warm-up). ``optimizer``, when given, is
-    checked even if ``fn`` never calls its ``step()``. Blockers come in the order first met.
-    The step really runs: a training step updates its weights ``calls`` times.
+    ``calls`` must be at least 3 for the between-call blockers (the first call is a warm-up).
+    ``optimizer``, when given, is checked even if ``fn`` never calls its ``step()``. The step
+    really runs: a training step updates its weights ``calls`` times.
     """
     tensors = [x for x in inputs if isinstance(x, torch.Tensor)]
     device = tensors[0].device if tensors else torch.device("cpu")

@@ -132,7 +132,7 @@ def _emulated(fn, inputs, *, optimizer, steps, expected_calls) -> dict[str, Any]
     from graphlab.simulator.breakeven import from_simulation
 
     scan = find_blockers(fn, inputs, optimizer=optimizer)
-    profile = estimated_profile(scan.ops)
+    profile = estimated_profile(scan.ops, steps)
     attempt = try_capture(fn, inputs, state_tensors(fn, scan.optimizers))
     timing = None
     if attempt["captured"] and not scan.blockers:

@@ -42,7 +42,9 @@ class _Layer(nn.Module):
         self.q = nn.Linear(width, width)
         self.out = nn.Linear(width, width)
         self.norm2 = nn.LayerNorm(width)
-        self.mlp = nn.Sequential(nn.Linear(width, 4 * width), nn.GELU(), nn.Linear(4 * width, width))
+        self.mlp = nn.Sequential(
+            nn.Linear(width, 4 * width), nn.GELU(), nn.Linear(4 * width, width)
+        )
         shape = (batch, heads, cache, width // heads)
         self.register_buffer("keys", torch.randn(shape))
         self.register_buffer("values", torch.randn(shape))

@@ -34,15 +34,16 @@ def measured_profile(fn, inputs: Sequence[Any], steps: int) -> dict[str, Any]:
     return profile_of(timeline, steps, source="torch.profiler, eager calls back to back")
 
 
-def estimated_profile(ops: Sequence[str]) -> dict[str, Any]:
-    """Simulate one eager step of ``ops`` (one kernel each) with the calibrated H200 parameters."""
+def estimated_profile(ops: Sequence[str], steps: int) -> dict[str, Any]:
+    """Simulate ``steps`` eager calls of ``ops`` (one kernel each) with the calibrated H200
+    parameters, back to back as a real loop runs them."""
     step = model_step([ASSUMED_KERNEL_US] * max(len(ops), 1), list(ops) or ["kernel"])
-    timeline = simulate(eager(step, calibrated()))
+    timeline = simulate(eager(step, calibrated(), iterations=steps))
     source = (
         f"estimate: simulator calibrated on an NVIDIA H200, assuming {len(ops)} kernels of "
         f"{ASSUMED_KERNEL_US:g} µs (one per operation seen on the CPU)"
     )
-    return profile_of(timeline, 1, source=source)
+    return profile_of(timeline, steps, source=source)
 
 
 def profile_of(timeline, steps: int, source: str) -> dict[str, Any]:

@@ -23,9 +23,12 @@ GPU_BOUND_IDLE = 0.1
 
 
 def recommend(
-    blockers: list[dict], profile: dict, timing: dict | None, compiled: dict | None,
+    blockers: list[dict],
+    profile: dict,
+    timing: dict | None,
+    compiled: dict | None,
     expected_calls: int,
-) -> tuple[str, str, list[str]]:  # fmt: skip
+) -> tuple[str, str, list[str]]:
     """``(verdict, one-line advice, evidence)``; verdict is one of "full graph", "piecewise",
     "reduce-overhead" and "not worth it"."""
     evidence = [
@@ -45,7 +48,8 @@ def recommend(
         evidence.append("the GPU is busy almost all the time: there are no launch gaps to remove")
         return "not worth it", "The step is GPU-bound: a graph cannot make it faster.", evidence
     if timing is None:
-        return "full graph", "It captures and replays equal to eager: capture the whole step.", evidence
+        advice = "It captures and replays equal to eager: capture the whole step."
+        return "full graph", advice, evidence
     saving = timing["eager_us"] - timing["replay_us"]
     evidence.append(
         f"{timing['eager_us']:.1f} µs eager vs {timing['replay_us']:.1f} µs replay per step, "
@@ -61,8 +65,10 @@ def recommend(
             f"Break-even after {n_star:,.0f} calls, beyond this run's {expected_calls:,}.",
             evidence,
         )
-    if compiled and compiled.get("replayed_every_call") and (
-        compiled["per_step_us"] <= timing["replay_us"]
+    if (
+        compiled
+        and compiled.get("replayed_every_call")
+        and (compiled["per_step_us"] <= timing["replay_us"])
     ):
         evidence.append(
             f"torch.compile reduce-overhead replayed every call at {compiled['per_step_us']:.1f} "

@@ -40,8 +40,11 @@ class Report:
         p = d["profile"]
         profile = [
             f"{p['kernels_per_step']:.0f} kernels per step; GPU idle {p['idle_fraction']:.0%}; "
-            + ("launch-bound (the GPU waits for the host)" if p["launch_bound"] else
-               "not launch-bound"),  # fmt: skip
+            + (
+                "launch-bound (the GPU waits for the host)"
+                if p["launch_bound"]
+                else "not launch-bound"
+            ),
             f"source: {p['source']}",
         ]
         profile += [
@@ -50,11 +53,14 @@ class Report:
         ]
         capture = d["capture"]
         if capture["captured"]:
-            attempt = ["captured; replay "
-                       + ("equals" if capture["replay_equals_eager"] else "DIFFERS from")
-                       + f" eager on new inputs ({capture['difference']})"]  # fmt: skip
+            attempt = [
+                "captured; replay "
+                + ("equals" if capture["replay_equals_eager"] else "DIFFERS from")
+                + f" eager on new inputs ({capture['difference']})"
+            ]
             if capture.get("pool_bytes") is not None:
-                attempt.append(f"memory the capture reserved: {capture['pool_bytes'] / 2**20:.1f} MiB")
+                mib = capture["pool_bytes"] / 2**20
+                attempt.append(f"memory the capture reserved: {mib:.1f} MiB")
         else:
             attempt = [f"capture failed: {capture['error']}", f"({capture['explanation']})"]
         blockers = [
@@ -81,10 +87,14 @@ class Report:
             f"per step, end to end with input copies: eager {t['eager_us']:.1f} µs, "
             f"replay {t['replay_us']:.1f} µs",
             f"capture {t['capture_us'] / 1000:.2f} ms"
-            + ("" if t["first_replay_us"] is None else
-               f", first replay {t['first_replay_us']:.1f} µs"),  # fmt: skip
-            "break-even: never (a replay is not faster)" if n_star is None
-            else f"break-even after {n_star:,.1f} calls",  # fmt: skip
+            + (
+                ""
+                if t["first_replay_us"] is None
+                else f", first replay {t['first_replay_us']:.1f} µs"
+            ),
+            "break-even: never (a replay is not faster)"
+            if n_star is None
+            else f"break-even after {n_star:,.1f} calls",
             f"source: {t['source']}",
         ]
         return lines
@@ -114,9 +124,8 @@ class Report:
 
     def __str__(self) -> str:
         d = self._data
-        head = (
-            f"graphlab diagnose ({d['backend']}): "
-            + ("capturable" if d["capturable"] else "not capturable as it is")
+        head = f"graphlab diagnose ({d['backend']}): " + (
+            "capturable" if d["capturable"] else "not capturable as it is"
         )
         parts = [head]
         for title, lines in self.sections():
@@ -170,8 +179,14 @@ class Report:
         t, c = d["timing"], d["compiled"]
         estimate = " (estimate)" if t and t["estimate"] else ""
         if t is None:
-            left.text(0.02, 0.5, "\n".join(_wrap(self._blocker_lines(), 48)), va="center",
-                      fontsize=8, family="monospace")  # fmt: skip
+            left.text(
+                0.02,
+                0.5,
+                "\n".join(_wrap(self._blocker_lines(), 48)),
+                va="center",
+                fontsize=10,
+                family="monospace",
+            )
             left.set_axis_off()
             left.set_title(f"{len(d['blockers'])} blocker(s)")
         else:
@@ -179,8 +194,12 @@ class Report:
             if c.get("per_step_us") is not None:
                 names.append("reduce-overhead")
                 values.append(c["per_step_us"])
-            left.barh(names, values, color=["#888", "#1f77b4", "#ff7f0e"][: len(names)],
-                      hatch="//" if estimate else None)  # fmt: skip
+            left.barh(
+                names,
+                values,
+                color=["#888", "#1f77b4", "#ff7f0e"][: len(names)],
+                hatch="//" if estimate else None,
+            )
             left.set(xlabel="µs per step, end to end", title=f"time per step{estimate}")
         p = d["profile"]
         if t is not None and t["break_even_calls"] is not None:
@@ -188,16 +207,25 @@ class Report:
 
             calls = np.linspace(0, max(3 * t["break_even_calls"], 10), 50)
             right.plot(calls, calls * t["eager_us"] / 1000, label="eager", color="#888")
-            right.plot(calls, (t["capture_us"] + calls * t["replay_us"]) / 1000,
-                       label="capture + replays", color="#1f77b4")  # fmt: skip
+            right.plot(
+                calls,
+                (t["capture_us"] + calls * t["replay_us"]) / 1000,
+                label="capture + replays",
+                color="#1f77b4",
+            )
             right.axvline(t["break_even_calls"], ls=":", color="k")
-            right.set(xlabel="calls", ylabel="total ms",
-                      title=f"break-even after {t['break_even_calls']:,.0f} calls{estimate}")  # fmt: skip
+            title = f"break-even after {t['break_even_calls']:,.0f} calls{estimate}"
+            right.set(xlabel="calls", ylabel="total ms", title=title)
             right.legend()
         else:
-            right.bar(["busy", "idle"], [1 - p["idle_fraction"], p["idle_fraction"]],
-                      color=["#1f77b4", "#d62728"])  # fmt: skip
-            right.set(ylim=(0, 1), title=f"eager GPU time, {p['kernels_per_step']:.0f} kernels")
+            right.bar(
+                ["busy", "idle"],
+                [1 - p["idle_fraction"], p["idle_fraction"]],
+                color=["#1f77b4", "#d62728"],
+            )
+            guess = " (estimate)" if p["source"].startswith("estimate") else ""
+            title = f"GPU busy and idle, {p['kernels_per_step']:.0f} kernels{guess}"
+            right.set(ylim=(0, 1), ylabel="share of the eager step", title=title)
         return fig
 
     def _blocker_lines(self) -> list[str]:
