@@ -46,5 +46,8 @@ REPOINT_EXERCISE = Section("12_changing_a_graph", 6, "Exercise: point a graph at
 # 14 which sizes to capture
 PRICING = Section("14_capture_sizes", 3, "What a plan costs")
 PLANNER = Section("14_capture_sizes", 5, "The planner against the default lists")
+# 16 your own model
+FIX_BRANCHY = Section("16_your_own_model", 3, "Exercise: fix the branchy model")
+FIX_TRAINING = Section("16_your_own_model", 5, "Exercise: fix the training step")
 
 ALL = tuple(value for value in dict(globals()).values() if isinstance(value, Section))
