@@ -33,6 +33,7 @@ LESSONS = [
     "12_changing_a_graph.ipynb",
     "13_nccl.ipynb",
     "14_capture_sizes.ipynb",
+    "16_your_own_model.ipynb",
 ]
 
 

@@ -40,6 +40,7 @@ COURSE = [
     ("12_changing_a_graph.ipynb", "Changing a graph without recapture"),
     ("13_nccl.ipynb", "NCCL and multiple GPUs"),
     ("14_capture_sizes.ipynb", "Which sizes to capture"),
+    ("16_your_own_model.ipynb", "Your own model"),
 ]
 
 

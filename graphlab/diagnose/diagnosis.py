@@ -53,7 +53,8 @@ def diagnose(
 
     Args:
         fn_or_module: the step, a function or an ``nn.Module``, called with the example inputs.
-            It really runs (about ``2 * steps + 10`` times): a training step trains.
+            It really runs, a few times on the CPU and hundreds of times on a GPU (the timing
+            loops of :func:`graphlab.compare`): a training step trains.
         example_inputs: tensors on the step's device (the GPU when there is one).
         optimizer: the optimizer the step uses, checked for ``capturable=True`` even if the
             step does not call it; optimizers whose ``step()`` the step calls are found anyway.

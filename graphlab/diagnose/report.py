@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import html
 import io
+import sys
+from pathlib import Path
 from typing import Any
 
 from .fixes import TITLES
@@ -64,7 +66,7 @@ class Report:
         else:
             attempt = [f"capture failed: {capture['error']}", f"({capture['explanation']})"]
         blockers = [
-            f"{b['file'] or '(no source line)'}:{b['line']}  {TITLES[b['kind']]}: {b['message']}"
+            f"{_where(b)}  {TITLES[b['kind']]}: {b['message']}"
             f"\n      fix: {b['fix']}"
             for b in d["blockers"]
         ] or ["none found"]
@@ -238,9 +240,21 @@ class Report:
 
 
 def _where(blocker: dict[str, Any]) -> str:
-    if blocker["file"] is None:
+    """``file:line`` as a reader wants it: relative to the working folder when the file is under
+    it, else to the import path it was found on (``graphlab/diagnose/examples.py``, not where
+    Python is installed), else the path as given."""
+    file = blocker["file"]
+    if file is None:
         return "(no source line)"
-    return f"{blocker['file'].rsplit('/', 1)[-1]}:{blocker['line']}"
+    path = Path(file)
+    roots = [Path.cwd()] + sorted(
+        (Path(p).resolve() for p in sys.path if p), key=lambda r: len(r.parts), reverse=True
+    )
+    for root in roots:
+        if path.is_absolute() and path.is_relative_to(root):
+            path = path.relative_to(root)
+            break
+    return f"{path}:{blocker['line']}"
 
 
 def _wrap(lines: list[str], width: int) -> list[str]:
