@@ -358,6 +358,7 @@ def choose_sizes(histogram, costs, max_graphs, memory_mib):
 def choose_sizes_by_hand(histogram, costs, max_graphs, memory_mib):
     return np.array([4, 8, 16, 24, 32, 47])  # 272 MiB
 
+
 # --- lesson 16 ----------------------------------------------------------------------------------
 
 

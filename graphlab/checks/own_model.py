@@ -35,9 +35,7 @@ def _branchy_inputs(model: Branchy, device: str) -> list[torch.Tensor]:
     direction = model.proj.weight.detach().sum(0).cpu()
     direction = direction / direction.norm()
     shifts = (4.0, -4.0, 2.5)
-    return [
-        (torch.randn(32, 64, generator=generator) + s * direction).to(device) for s in shifts
-    ]
+    return [(torch.randn(32, 64, generator=generator) + s * direction).to(device) for s in shifts]
 
 
 @exercise(FIX_BRANCHY)
@@ -99,9 +97,7 @@ def check_fixed_training(make_step: Callable) -> None:
     step, inputs = made[0], tuple(made[1])
     static = tuple(x.clone() for x in inputs)
     seen = []
-    hook = register_optimizer_step_pre_hook(
-        lambda optimizer, *_: seen.append(optimizer)
-    )
+    hook = register_optimizer_step_pre_hook(lambda optimizer, *_: seen.append(optimizer))
     try:
         graph, out = call(warmed_capture, lambda: step(*static), name="step")
     finally:
@@ -139,4 +135,3 @@ def check_fixed_training(make_step: Callable) -> None:
             "from zero gradients in the same memory."
         )
     passed(f"loss of the last of {BATCHES} replayed steps", replay_losses[-1], eager_losses[-1])
-

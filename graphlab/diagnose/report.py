@@ -66,8 +66,7 @@ class Report:
         else:
             attempt = [f"capture failed: {capture['error']}", f"({capture['explanation']})"]
         blockers = [
-            f"{_where(b)}  {TITLES[b['kind']]}: {b['message']}"
-            f"\n      fix: {b['fix']}"
+            f"{_where(b)}  {TITLES[b['kind']]}: {b['message']}\n      fix: {b['fix']}"
             for b in d["blockers"]
         ] or ["none found"]
         return [
@@ -247,9 +246,8 @@ def _where(blocker: dict[str, Any]) -> str:
     if file is None:
         return "(no source line)"
     path = Path(file)
-    roots = [Path.cwd()] + sorted(
-        (Path(p).resolve() for p in sys.path if p), key=lambda r: len(r.parts), reverse=True
-    )
+    on_path = sorted((Path(p).resolve() for p in sys.path if p), key=lambda r: -len(r.parts))
+    roots = [Path.cwd(), *on_path]
     for root in roots:
         if path.is_absolute() and path.is_relative_to(root):
             path = path.relative_to(root)
