@@ -26,6 +26,7 @@ from graphlab.timing.side_stream import capture_on_side_stream
 __all__ = ["fresh_inputs", "state_tensors", "try_capture"]
 
 _WARMUPS = 2
+_ERROR_CHARS = 300  # of the error's first line; torch appends long debugging advice
 
 
 def state_tensors(fn, optimizers: Sequence[Any]) -> list[torch.Tensor]:
@@ -72,9 +73,10 @@ def try_capture(fn, inputs: Sequence[Any], state: Sequence[torch.Tensor]) -> dic
             graph, out = capture_on_side_stream(cuda, lambda: fn(*static), warmups=_WARMUPS)
     except Exception as exc:
         explanation = explain(exc)
+        error = f"{type(exc).__name__}: {exc}".splitlines()[0]
         return {
             "captured": False,
-            "error": f"{type(exc).__name__}: {exc}".splitlines()[0][:300],
+            "error": error if len(error) <= _ERROR_CHARS else error[: _ERROR_CHARS - 1] + "…",
             "explanation": explanation.title,
         }
     pool = torch.cuda.memory_reserved() - reserved if on_gpu else None

@@ -70,13 +70,13 @@ class Report:
             for b in d["blockers"]
         ] or ["none found"]
         return [
-            ("Eager profile", profile),
-            ("Capture attempt", attempt),
+            (f"Recommendation: {d['recommendation']}", [d["advice"], *d["evidence"]]),
             (f"Blockers ({len(d['blockers'])})", blockers),
+            ("Capture attempt", attempt),
+            ("Eager profile", profile),
             ("If captured", self._timing_lines()),
             ("torch.compile reduce-overhead", self._compiled_lines()),
             ("Shapes", self._shape_lines()),
-            (f"Recommendation: {d['recommendation']}", [d["advice"], *d["evidence"]]),
         ]
 
     def _timing_lines(self) -> list[str]:
@@ -147,6 +147,9 @@ class Report:
             f"<h4 style='margin:0'>graphlab diagnose: <span style='color:{colour}'>"
             f"{verdict}</span> <small>({html.escape(d['backend'])})</small></h4>",
         ]
+        sections = self.sections()
+        # The recommendation first, then the blockers as a table, then the evidence.
+        out.append(_html_section(*sections[0]))
         if d["blockers"]:
             rows = "".join(
                 f"<tr><td><code>{html.escape(_where(b))}</code></td>"
@@ -158,11 +161,7 @@ class Report:
                 "<table><tr><th>line</th><th>blocker</th><th>what happens</th><th>fix</th></tr>"
                 f"{rows}</table>"
             )
-        for title, lines in self.sections():
-            if title.startswith("Blockers"):
-                continue
-            items = "".join(f"<li>{html.escape(line)}</li>" for line in lines)
-            out.append(f"<b>{html.escape(title)}</b><ul style='margin-top:0'>{items}</ul>")
+        out.extend(_html_section(*section) for section in sections[2:])
         out.append("</div>")
         return "".join(out)
 
@@ -253,6 +252,11 @@ def _where(blocker: dict[str, Any]) -> str:
             path = path.relative_to(root)
             break
     return f"{path}:{blocker['line']}"
+
+
+def _html_section(title: str, lines: list[str]) -> str:
+    items = "".join(f"<li>{html.escape(line)}</li>" for line in lines)
+    return f"<b>{html.escape(title)}</b><ul style='margin-top:0'>{items}</ul>"
 
 
 def _wrap(lines: list[str], width: int) -> list[str]:
