@@ -92,6 +92,7 @@ def test_diagnose_a_model_that_captures():
     assert (d["capturable"], d["blockers"], d["kernels"]) == (True, [], 5)
     assert d["backend"] == "CPU emulator + simulator"
     assert d["capture"]["captured"] and d["capture"]["replay_equals_eager"]
+    assert d["capture"]["pool_bytes"] > 0  # the graph's private pool holds its output at least
     assert d["timing"]["estimate"] is True
     assert "5 kernels of 3 µs assumed" in d["timing"]["source"]
     n_star = d["timing"]["capture_us"] / (d["eager_us"] - d["replay_us"])

@@ -18,9 +18,10 @@ from typing import Any
 
 import torch
 
-from graphlab.backend import backend, cuda_module
+from graphlab.backend import cuda_module
 from graphlab.failures.explanation import explain
 from graphlab.support.torch_internals import tree_leaves
+from graphlab.timing.decoder import pool_bytes
 from graphlab.timing.side_stream import capture_on_side_stream
 
 __all__ = ["fresh_inputs", "state_tensors", "try_capture"]
@@ -61,10 +62,6 @@ def try_capture(fn, inputs: Sequence[Any], state: Sequence[torch.Tensor]) -> dic
     """Capture ``fn(*inputs)``; then a replay against an eager call, both on new inputs."""
     cuda = cuda_module()
     static = tuple(x.clone() if torch.is_tensor(x) else x for x in inputs)
-    on_gpu = backend().is_cuda
-    if on_gpu:
-        torch.cuda.synchronize()
-        reserved = torch.cuda.memory_reserved()
     try:
         with warnings.catch_warnings():
             # The emulator's one-time notes on where it differs from a GPU are about a lesson's
@@ -79,7 +76,8 @@ def try_capture(fn, inputs: Sequence[Any], state: Sequence[torch.Tensor]) -> dic
             "error": error if len(error) <= _ERROR_CHARS else error[: _ERROR_CHARS - 1] + "…",
             "explanation": explanation.title,
         }
-    pool = torch.cuda.memory_reserved() - reserved if on_gpu else None
+    # The segments of the graph's private pool on a GPU; the bytes of its tensors on the emulator.
+    pool = pool_bytes(graph.pool(), cuda)
     return {"captured": True, "pool_bytes": pool, **_replay_vs_eager(fn, graph, out, static, state)}
 
 

@@ -62,7 +62,7 @@ class Report:
             ]
             if capture.get("pool_bytes") is not None:
                 mib = capture["pool_bytes"] / 2**20
-                attempt.append(f"memory the capture reserved: {mib:.1f} MiB")
+                attempt.append(f"memory of the graph's private pool: {mib:.2f} MiB")
         else:
             attempt = [f"capture failed: {capture['error']}", f"({capture['explanation']})"]
         blockers = [

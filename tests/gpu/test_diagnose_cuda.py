@@ -49,7 +49,7 @@ def test_a_model_that_captures_against_compare_run_separately():
     assert d["backend"].startswith("live CUDA (")
     assert (d["capturable"], d["blockers"], d["kernels"]) == (True, [], 5)
     assert d["capture"]["replay_equals_eager"] is True
-    assert d["capture"]["pool_bytes"] >= 0
+    assert d["capture"]["pool_bytes"] > 0  # the private pool holds at least the output
     assert d["profile"]["kernels_per_step"] >= 5  # cuBLAS may split a matmul in two kernels
     assert d["timing"]["estimate"] is False
     assert d["break_even_calls"] == pytest.approx(
