@@ -68,6 +68,9 @@ def try_capture(fn, inputs: Sequence[Any], state: Sequence[torch.Tensor]) -> dic
             # code, not about this capture.
             warnings.filterwarnings("ignore", message="graphlab CPU emulator differs")
             graph, out = capture_on_side_stream(cuda, lambda: fn(*static), warmups=_WARMUPS)
+            # The segments of the graph's private pool on a GPU; on the emulator, which has no
+            # segments, the bytes of the tensors the capture allocated (the report says so).
+            pool = pool_bytes(graph.pool(), cuda)
     except Exception as exc:
         explanation = explain(exc)
         error = f"{type(exc).__name__}: {exc}".splitlines()[0]
@@ -76,8 +79,6 @@ def try_capture(fn, inputs: Sequence[Any], state: Sequence[torch.Tensor]) -> dic
             "error": error if len(error) <= _ERROR_CHARS else error[: _ERROR_CHARS - 1] + "…",
             "explanation": explanation.title,
         }
-    # The segments of the graph's private pool on a GPU; the bytes of its tensors on the emulator.
-    pool = pool_bytes(graph.pool(), cuda)
     return {"captured": True, "pool_bytes": pool, **_replay_vs_eager(fn, graph, out, static, state)}
 
 

@@ -62,7 +62,12 @@ class Report:
             ]
             if capture.get("pool_bytes") is not None:
                 mib = capture["pool_bytes"] / 2**20
-                attempt.append(f"memory of the graph's private pool: {mib:.2f} MiB")
+                where = (
+                    ""
+                    if d["backend"].startswith("live")
+                    else " (emulator: the bytes of its tensors; a GPU reserves 2 MiB segments)"
+                )
+                attempt.append(f"memory of the graph's private pool: {mib:.2f} MiB{where}")
         else:
             attempt = [f"capture failed: {capture['error']}", f"({capture['explanation']})"]
         blockers = [
