@@ -202,3 +202,35 @@ def test_cell_magic_diagnoses_the_last_call(capsys):
     assert [b["kind"] for b in report.blockers] == ["host-sync", "data-dependent-shape"]
     with pytest.raises(UsageError, match="end the cell with a call"):
         shell.run_cell_magic("graphlab_diagnose", "", "y = 1\n")
+
+
+def test_a_collective_is_named_at_its_line():
+    import socket
+
+    import torch.distributed as dist
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    dist.init_process_group("gloo", rank=0, world_size=1, init_method=f"tcp://127.0.0.1:{port}")
+    try:
+
+        def step(x):
+            y = x * 2
+            dist.all_reduce(y)
+            return y
+
+        (blocker,) = find_blockers(step, (torch.randn(4),)).blockers
+    finally:
+        dist.destroy_process_group()
+    # all_reduce is the step's third line, counting its def
+    assert (blocker.kind, blocker.line) == ("collective", step.__code__.co_firstlineno + 2)
+    assert blocker.fix == FIXES["collective"]
+
+
+def test_code_without_a_file_is_the_users_too():
+    # A step typed at a prompt or run by exec (the cell magic's setup lines) has no file.
+    namespace = {}
+    exec(compile("def step(x):\n    return x.sum().item()\n", "<cell>", "exec"), namespace)
+    (blocker,) = find_blockers(namespace["step"], (torch.randn(3),)).blockers
+    assert (blocker.kind, blocker.file, blocker.line) == ("host-sync", "<cell>", 2)

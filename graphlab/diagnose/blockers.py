@@ -82,10 +82,11 @@ class Blocker:
 
 
 def _machinery(filename: str) -> bool:
-    """True for torch's, graphlab's (but the example models') and the standard library's code."""
+    """True for torch's, graphlab's (but the example models') and the standard library's code,
+    frozen modules included; code typed at a prompt (``<stdin>``, ``<string>``) is the user's."""
     if filename == _EXAMPLES:
         return False
-    return filename.startswith((_TORCH_DIR, _GRAPHLAB_DIR, _STDLIB)) or filename.startswith("<")
+    return filename.startswith((_TORCH_DIR, _GRAPHLAB_DIR, _STDLIB, "<frozen "))
 
 
 def user_site() -> tuple[str | None, int | None]:
