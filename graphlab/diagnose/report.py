@@ -173,9 +173,8 @@ class Report:
     # -- picture ---------------------------------------------------------------------------
     def figure(self):
         """A matplotlib figure: time per step (left) and, once captured, totals over calls."""
-        import matplotlib
-
-        matplotlib.use("Agg", force=False)
+        # A Figure made without pyplot: it draws with Agg when saved, and leaves the notebook's
+        # own plotting backend alone.
         from matplotlib.figure import Figure
 
         d = self._data
