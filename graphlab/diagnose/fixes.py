@@ -24,8 +24,9 @@ FIXES: dict[str, str] = {
     "collective": _CATALOGUE["nccl-mismatch"].fix,
     "rng-generator": (
         "Draw from torch's default generator, which graphs advance on every replay, or register "
-        "your generator with the graph before capturing: g.register_generator_state(generator) "
-        "(torch 2.5 and later)."
+        "your generator with the graph before capturing, g.register_generator_state(generator), "
+        "where torch.cuda.CUDAGraph has that method (torch 2.13 has it; check yours with "
+        "hasattr)."
     ),
     "changing-scalar": (
         "Keep the value in a tensor on the device that the step reads, and update it in place "
