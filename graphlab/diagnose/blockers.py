@@ -54,6 +54,7 @@ _EXAMPLES = os.path.join(_GRAPHLAB_DIR, "diagnose", "examples.py")
 _STDLIB = sysconfig.get_paths()["stdlib"] + os.sep
 _COLLECTIVES = ("c10d", "_c10d_functional", "c10d_functional")
 _LIFT_FRESH = torch.ops.aten.lift_fresh.default
+_COPIES = (torch.ops.aten._to_copy.default, torch.ops.aten.copy_.default)
 # Values of small CPU tensors are compared between calls; larger ones are data, not settings.
 _SMALL = 16
 
@@ -169,6 +170,13 @@ class _Ops(TorchDispatchMode):
                 "advance between replays unless it is registered with the graph",
                 site,
             )
+        if func in _COPIES and scan.device.type != "cpu" and _host_to_device(args, kwargs):
+            scan.add(
+                "host-copy",
+                "copies a tensor from pageable host memory to the device, which torch refuses "
+                "during capture (and a graph would replay the value copied at capture)",
+                site,
+            )
         out = func(*args, **kwargs)
         if func is _LIFT_FRESH and (out.numel() > 1 or out.device.type != "cpu"):
             scan.add(
@@ -179,6 +187,18 @@ class _Ops(TorchDispatchMode):
             )
         scan.calls[-1].append((str(func), site, scan.settings(args, kwargs)))
         return out
+
+
+def _host_to_device(args, kwargs) -> bool:
+    """A copy (``x.cuda()``, ``x.to(device)``, ``y.copy_(x)``) from unpinned host memory to a
+    device: ``_to_copy`` of a CPU tensor to another device, or ``copy_`` into a device tensor."""
+    source = args[1] if len(args) > 1 else args[0]
+    if not isinstance(source, torch.Tensor) or source.device.type != "cpu" or source.is_pinned():
+        return False
+    if len(args) > 1:  # copy_(destination, source)
+        return args[0].device.type != "cpu"
+    device = kwargs.get("device")
+    return device is not None and torch.device(device).type != "cpu"
 
 
 class _Methods(TorchFunctionMode):
@@ -302,8 +322,17 @@ def find_blockers(
     really runs: a training step updates its weights ``calls`` times.
     """
     tensors = [x for x in inputs if isinstance(x, torch.Tensor)]
-    device = tensors[0].device if tensors else torch.device("cpu")
+    on_gpu = [x.device for x in tensors if x.device.type != "cpu"]
+    device = on_gpu[0] if on_gpu else torch.device("cpu")
     scan = _Scan(device)
+    for position, x in enumerate(inputs):
+        if on_gpu and isinstance(x, torch.Tensor) and x.device.type == "cpu":
+            scan.add(
+                "host-tensor",
+                f"example input {position} is a CPU tensor: a graph reads device memory only, so "
+                "the step would copy it in during the capture",
+                (None, None),
+            )
     if optimizer is not None and _not_capturable(optimizer):
         scan.add(
             "optimizer",

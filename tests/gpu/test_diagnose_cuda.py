@@ -43,6 +43,20 @@ def test_every_blocker_is_found_at_its_line_on_the_gpu():
     assert [(b.kind, b.line) for b in scan.blockers] == marked(MODELS)
 
 
+def test_an_input_left_on_the_cpu_and_its_copy_in_are_blockers():
+    model = torch.nn.Linear(4, 4).cuda()
+
+    def step(x, scale):
+        return model(x) * scale.cuda()
+
+    scan = find_blockers(step, (torch.randn(2, 4).cuda(), torch.ones(1)))
+    assert [(b.kind, b.line) for b in scan.blockers] == [
+        ("host-tensor", None),
+        ("host-copy", step.__code__.co_firstlineno + 1),
+    ]
+    assert "example input 1 is a CPU tensor" in scan.blockers[0].message
+
+
 def test_a_model_that_captures_against_compare_run_separately():
     fn, inputs = diagnose_models.clean()
     d = graphlab.diagnose(fn, *inputs).to_dict()
