@@ -108,6 +108,8 @@ def test_diagnose_a_model_that_does_not_capture():
     assert d["capture"]["captured"] is False
     assert "cudaErrorStreamCapture" in d["capture"]["error"]
     assert d["recommendation"] == "piecewise"
+    # The failed capture left its side stream current; the diagnosis put the caller's back.
+    assert graphlab.cuda.current_stream() == graphlab.cuda.default_stream()
     assert f"examples.py:{line_of(EXAMPLES, '.item() > 0')}" in d["advice"]
 
 

@@ -20,6 +20,7 @@ import torch
 
 from graphlab.backend import cuda_module
 from graphlab.failures.explanation import explain
+from graphlab.failures.recovery import current_stream, recover
 from graphlab.support.torch_internals import tree_leaves
 from graphlab.timing.decoder import pool_bytes
 from graphlab.timing.side_stream import capture_on_side_stream
@@ -62,6 +63,7 @@ def try_capture(fn, inputs: Sequence[Any], state: Sequence[torch.Tensor]) -> dic
     """Capture ``fn(*inputs)``; then a replay against an eager call, both on new inputs."""
     cuda = cuda_module()
     static = tuple(x.clone() if torch.is_tensor(x) else x for x in inputs)
+    stream = current_stream()
     try:
         with warnings.catch_warnings():
             # The emulator's one-time notes on where it differs from a GPU are about a lesson's
@@ -72,6 +74,9 @@ def try_capture(fn, inputs: Sequence[Any], state: Sequence[torch.Tensor]) -> dic
             # segments, the bytes of the tensors the capture allocated (the report says so).
             pool = pool_bytes(graph.pool(), cuda)
     except Exception as exc:
+        # A capture that fails to end leaves its stream current (and, on a GPU, its pool held):
+        # put the caller's stream back, as every graphlab helper that captures does.
+        recover(stream)
         explanation = explain(exc)
         error = f"{type(exc).__name__}: {exc}".splitlines()[0]
         return {
