@@ -33,6 +33,7 @@ __all__ = [
     "backend",
     "compare",
     "cuda",
+    "diagnose",
     "explain",
     "isolated",
     "load_ipython_extension",
@@ -58,6 +59,8 @@ _LAZY = {
 # loaded on first access because they pull in plotly, ipywidgets or the simulator.
 _SUBPACKAGES = {
     "checks": "graphlab.checks",
+    # A callable package: graphlab.diagnose(fn, *inputs), and graphlab.diagnose.examples.
+    "diagnose": "graphlab.diagnose",
     "simulator": "graphlab.simulator",
     "widgets": "graphlab.widgets",
     "workloads": "graphlab.timing.workloads",

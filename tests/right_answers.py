@@ -392,6 +392,42 @@ def step_by_slice_and_detach(graph, static_x, static_out, batch):
     return static_out.detach().clone()
 
 
+# --- lesson 16 ----------------------------------------------------------------------------------
+
+
+def branchy_fixed(model, x):
+    h = model.proj(x)
+    h = torch.where(h.mean() > 0, h * 2, h)  # the branch decided on the device
+    return torch.where(h > 0, h, 0).sum()  # positive values kept without selecting them
+
+
+def branchy_fixed_by_masks(model, x):
+    h = model.proj(x)
+    h = h * (1 + (h.mean() > 0).to(h.dtype))
+    return h.clamp(min=0).sum()
+
+
+def training_fixed():
+    from graphlab.diagnose.examples import training_step
+
+    return training_step(capturable=True)
+
+
+def training_fixed_with_sgd():
+    torch.manual_seed(1)
+    model = torch.nn.Linear(32, 1).to(DEVICE)
+    sgd = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+
+    def step(x, target):
+        sgd.zero_grad(set_to_none=False)
+        loss = torch.nn.functional.mse_loss(model(x), target)
+        loss.backward()
+        sgd.step()
+        return loss.detach()
+
+    return step, [torch.randn(16, 32, device=DEVICE), torch.randn(16, 1, device=DEVICE)]
+
+
 def line(text: str) -> str:
     """The regular expression of exactly this success line."""
     return re.escape(f"PASSED {text}") + r"\n"
@@ -508,6 +544,8 @@ SUCCESS = {
         "156.9 µs, sizes [6, 22, 30, 32, 37, 46])"
     )
     + r"\n",
+    "check_fixed_branchy": same_values("replays equal to the model on 3 new inputs"),
+    "check_fixed_training": same_values("loss of the last of 3 replayed steps"),
 }
 
 # (checker, answer or answers): the reference solution, then another correct way
@@ -551,4 +589,8 @@ RIGHT = [
     ("check_choose_sizes", choose_sizes_by_hand),
     ("check_fixed_model", (make_model_right, fixed_step)),
     ("check_fixed_model", (make_counting_model, step_by_slice_and_detach)),
+    ("check_fixed_branchy", branchy_fixed),
+    ("check_fixed_branchy", branchy_fixed_by_masks),
+    ("check_fixed_training", training_fixed),
+    ("check_fixed_training", training_fixed_with_sgd),
 ]

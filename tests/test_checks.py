@@ -49,6 +49,8 @@ LESSONS = {
     "check_expected_step_time": "14_capture_sizes",
     "check_choose_sizes": "14_capture_sizes",
     "check_fixed_model": "15_debugging_capture",
+    "check_fixed_branchy": "16_your_own_model",
+    "check_fixed_training": "16_your_own_model",
 }
 on_emulator = pytest.mark.skipif(backend().is_cuda, reason="about the CPU emulator")
 

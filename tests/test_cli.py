@@ -110,6 +110,7 @@ ARGUMENTS = {
     "simulate": ["--kernels", "10", "--kernel-us", "1"],
     "progress": [],
     "plan": [],
+    "diagnose": ["model.py:make"],
 }
 
 # What each command says, with 3 GiB of memory available, when it runs out.
@@ -123,6 +124,7 @@ OUT_OF_MEMORY = {
     "simulate": "simulate fewer kernels (--kernels)",
     "progress": "close other programs and run it again",
     "plan": "close other programs, or plan from a shorter request trace or a smaller histogram",
+    "diagnose": "diagnose a smaller model or fewer --steps",
 }
 
 

@@ -34,6 +34,7 @@ LESSONS = [
     "13_nccl.ipynb",
     "14_capture_sizes.ipynb",
     "15_debugging_capture.ipynb",
+    "16_your_own_model.ipynb",
 ]
 
 

@@ -22,6 +22,9 @@ def test_promised_names_on_a_cpu_machine():
     assert callable(graphlab.widgets.TimelineView)
     assert callable(graphlab.Timeline.from_chrome_trace)
     assert graphlab.recording("chain_1000_k4096").meta["gpu"] == "NVIDIA H200"
+    # A callable package: the function and the lesson's example models under one name.
+    assert graphlab.diagnose.__call__.__doc__ == graphlab.diagnose.diagnose.__doc__
+    assert callable(graphlab.diagnose) and callable(graphlab.diagnose.examples.decoder_step)
 
 
 def test_import_is_light_and_unknown_names_fail():

@@ -44,6 +44,7 @@ COURSE = [
     ("13_nccl.ipynb", "NCCL and multiple GPUs"),
     ("14_capture_sizes.ipynb", "Which sizes to capture"),
     ("15_debugging_capture.ipynb", "Debugging a capture error"),
+    ("16_your_own_model.ipynb", "Your own model"),
 ]
 
 

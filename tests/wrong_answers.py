@@ -814,6 +814,76 @@ def constant(value):
     return lambda *args: value
 
 
+# --- lesson 16 ----------------------------------------------------------------------------------
+
+
+def branchy_always_doubled(model, x):
+    """Drops the branch: right only for inputs on which the model doubles."""
+    h = model.proj(x) * 2
+    return h.clamp(min=0).sum()
+
+
+def branchy_still_reading(model, x):
+    """Keeps the .item() that decides the branch on the host."""
+    h = model.proj(x)
+    if h.mean().item() > 0:
+        h = h * 2
+    return h.clamp(min=0).sum()
+
+
+def branchy_still_selecting(model, x):
+    """Keeps the boolean-mask selection, whose size depends on the data."""
+    h = model.proj(x)
+    h = torch.where(h.mean() > 0, h * 2, h)
+    return h[h > 0].sum()
+
+
+def branchy_per_row(model, x):
+    """Sums each row apart: a tensor of 32 sums, not the one sum."""
+    h = model.proj(x)
+    h = torch.where(h.mean() > 0, h * 2, h)
+    return torch.where(h > 0, h, 0).sum(1)
+
+
+def training_not_fixed():
+    from graphlab.diagnose.examples import training_step
+
+    return training_step(capturable=False)
+
+
+def training_without_the_optimizer():
+    """Forward and backward only: nothing learns."""
+    from graphlab.diagnose.examples import training_step
+
+    step, inputs = training_step(capturable=True)
+    model = step.model
+
+    def forward_backward(x, target):
+        loss = torch.nn.functional.mse_loss(model(x), target)
+        loss.backward()
+        return loss.detach()
+
+    return forward_backward, inputs
+
+
+def training_with_a_python_schedule():
+    """Decays the learning rate in Python: a graph keeps the first rate at every replay."""
+    torch.manual_seed(1)
+    model = torch.nn.Linear(32, 1).to(DEVICE)
+    sgd = torch.optim.SGD(model.parameters(), lr=0.1)
+    calls = [0]
+
+    def step(x, target):
+        calls[0] += 1
+        sgd.zero_grad(set_to_none=False)
+        loss = torch.nn.functional.mse_loss(model(x), target)
+        (loss / calls[0]).backward()
+        sgd.step()
+        return loss.detach()
+
+    return step, (torch.randn(16, 32, device=DEVICE), torch.randn(16, 1, device=DEVICE))
+
+
 # (checker, answer or answers, words the checker's message contains)
 def _flat(replays):
     return [[(sig, step) for step, graph in enumerate(r) for sig in graph] for r in replays]
@@ -1075,4 +1145,14 @@ WRONG = [
     ("check_fixed_model", (make_model_right, step_rebinding), "static_x does not hold the batch"),
     ("check_fixed_model", (make_model_right, step_replaying_twice), "replayed the graph 2 times"),
     ("check_fixed_model", (constant(None), fixed_step), "should return your fixed model"),
+    ("check_fixed_branchy", branchy_always_doubled, "on which the model does not double h"),
+    # the learner's line that failed the capture, named on the emulator and on a GPU alike
+    ("check_fixed_branchy", branchy_still_reading, "in branchy_still_reading: if h.mean().item()"),
+    ("check_fixed_branchy", branchy_still_selecting, "branchy_still_selecting: return h[h > 0]"),
+    ("check_fixed_branchy", branchy_per_row, "of shape (32,), but the model returns one of shape"),
+    ("check_fixed_branchy", constant(1.0), "forward(model, x)"),
+    ("check_fixed_training", training_not_fixed, "captured without capturable=True"),
+    ("check_fixed_training", training_without_the_optimizer, "never called an optimizer's step"),
+    ("check_fixed_training", training_with_a_python_schedule, "differ from 3 eager steps"),
+    ("check_fixed_training", constant(3), "should return (step, (x, target)), not 3"),
 ]

@@ -34,6 +34,7 @@ lesson                  checkers
 13 NCCL                 :func:`check_matching_replays`
 14 which sizes          :func:`check_expected_step_time`, :func:`check_choose_sizes`
 15 debugging capture    :func:`check_fixed_model`
+16 your own model       :func:`check_fixed_branchy`, :func:`check_fixed_training`
 ======================  ====================================================================
 """
 
@@ -48,6 +49,7 @@ from .memory import check_shared_pool
 from .multi_stream import check_fork_join
 from .nccl import check_matching_replays
 from .outputs import check_keep_outputs
+from .own_model import check_fixed_branchy, check_fixed_training
 from .piecewise import check_dispatch
 from .randomness import check_reproducible_replays
 from .start_here import check_busy_fraction
@@ -64,6 +66,8 @@ __all__ = [
     "check_dispatch",
     "check_expected_step_time",
     "check_fixed_model",
+    "check_fixed_branchy",
+    "check_fixed_training",
     "check_fork_join",
     "check_keep_outputs",
     "check_kernels_per_replay",

@@ -50,5 +50,8 @@ PLANNER = Section("14_capture_sizes", 5, "The planner against the default lists"
 FIRST_ERROR = Section("15_debugging_capture", 2, "Read the first error, then the catalogue")
 WHAT_WAS_CAPTURED = Section("15_debugging_capture", 5, "See what was captured")
 DEBUG_EXERCISE = Section("15_debugging_capture", 8, "Exercise: fix the model")
+# 16 your own model
+FIX_BRANCHY = Section("16_your_own_model", 3, "Exercise: fix the branchy model")
+FIX_TRAINING = Section("16_your_own_model", 5, "Exercise: fix the training step")
 
 ALL = tuple(value for value in dict(globals()).values() if isinstance(value, Section))

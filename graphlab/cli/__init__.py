@@ -70,6 +70,12 @@ COMMANDS = {
         "Show your progress through the course's exercises (--reset forgets it).",
         _FREE,
     ),
+    "diagnose": Command(
+        "graphlab.cli.diagnose",
+        "Say whether a model can be captured in a CUDA graph, what blocks it (with source "
+        "lines) and what a graph would gain: FILE.py:NAME, NAME() returning (model, inputs).",
+        "diagnose a smaller model or fewer --steps",
+    ),
     "plan": Command(
         "graphlab.planner.command",
         "Choose the batch sizes to capture as CUDA graphs for a request mix (exact optimum).",

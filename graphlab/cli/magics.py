@@ -10,6 +10,9 @@ Three magics:
   (default ``timeline``). It needs a GPU; on a machine without one it says where to find recorded
   timelines instead. Remember that profiling slows eager launches down: use the picture for its
   shape, and time without the profiler (``graphlab.compare``).
+- ``%%graphlab_diagnose`` runs the cell, whose last expression is a call of the step with its
+  example inputs (``model(x)``, ``train_step(x, y)``), and shows :func:`graphlab.diagnose`'s
+  report for that call instead of making it.
 - ``%%solution ID [--revealed]`` heads an exercise's solution cell. The body runs (in the
   notebook's namespace, so it defines what the exercise asks for) only when the learner asks for
   it: with ``--revealed``, which the course extension's "Show solution" adds, or when the
@@ -81,6 +84,17 @@ class GraphlabMagics(Magics):
         print(f"(stored as `{name}`; {name}.to_chrome_trace('trace.json') opens in Perfetto)")
 
     @cell_magic
+    def graphlab_diagnose(self, line: str, cell: str):
+        """Diagnose the call that ends the cell: ``model(x)`` becomes ``diagnose(model, x)``."""
+        fn, inputs = _diagnosed_call(self.shell, cell)
+        from graphlab.diagnose import diagnose
+
+        try:
+            return diagnose(fn, *inputs)
+        except GraphlabError as exc:
+            raise UsageError(str(exc)) from None
+
+    @cell_magic
     def solution(self, line: str, cell: str) -> None:
         """Run an exercise's solution only if revealed: ``%%solution ID [--revealed]``."""
         exercise, revealed = _solution_options(line)
@@ -105,6 +119,35 @@ def _solution_options(line: str) -> tuple[str, bool]:
         given = f"%%solution {line.strip()}".strip()
         raise UsageError(f"{given}: a solution cell begins %%solution EXERCISE_ID [--revealed]")
     return rest[0], revealed
+
+
+def _diagnosed_call(shell, cell: str) -> tuple:
+    """Run all but the cell's last line; return the function and arguments of that last call."""
+    import ast
+
+    try:
+        tree = ast.parse(shell.transform_cell(cell))
+    except SyntaxError as exc:
+        raise UsageError(f"%%graphlab_diagnose: the cell does not parse: {exc}") from None
+    last = tree.body[-1] if tree.body else None
+    if not (isinstance(last, ast.Expr) and isinstance(last.value, ast.Call)) or any(
+        isinstance(a, ast.Starred) for a in last.value.args
+    ) or last.value.keywords:  # fmt: skip
+        raise UsageError(
+            "%%graphlab_diagnose: end the cell with a call of the step on its example inputs, "
+            "such as model(x) or train_step(x, y)"
+        )
+    if tree.body[:-1]:
+        setup = ast.Module(body=tree.body[:-1], type_ignores=[])
+        exec(compile(setup, "<graphlab_diagnose cell>", "exec"), shell.user_ns)
+    call = last.value
+    namespace = shell.user_ns
+    fn = eval(compile(ast.Expression(call.func), "<graphlab_diagnose>", "eval"), namespace)
+    inputs = tuple(
+        eval(compile(ast.Expression(a), "<graphlab_diagnose>", "eval"), namespace)
+        for a in call.args
+    )
+    return fn, inputs
 
 
 def _profile_cell(shell, cell: str):

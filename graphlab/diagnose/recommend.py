@@ -1,0 +1,94 @@
+"""What to do, with the evidence: a full graph, piecewise, reduce-overhead, or not worth it.
+
+The rules, in order:
+
+1. Blockers found: fixing them all gives a full graph; until then, a piecewise capture (the
+   parts between the blocking lines captured, those lines run eagerly) is the way to start.
+2. Captured, but a replay is no faster end to end, or the GPU is rarely idle (GPU-bound): not
+   worth it, a graph only removes launch gaps.
+3. Captured and faster, but paying for the capture takes more calls than the run makes: not
+   worth it for this run.
+4. Otherwise a full graph; ``torch.compile(mode="reduce-overhead")`` is named instead when it
+   replayed every call with no skip and was at least as fast as the manual graph.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = ["GPU_BOUND_IDLE", "recommend"]
+
+# Below this idle fraction the GPU is busy almost all the time: launches are hidden.
+GPU_BOUND_IDLE = 0.1
+
+
+def recommend(
+    blockers: list[dict],
+    profile: dict,
+    timing: dict | None,
+    compiled: dict | None,
+    expected_calls: int,
+) -> tuple[str, str, list[str]]:
+    """``(verdict, one-line advice, evidence)``; verdict is one of "full graph", "piecewise",
+    "reduce-overhead" and "not worth it"."""
+    evidence = [
+        f"{profile['kernels_per_step']:.0f} kernels per step, GPU idle "
+        f"{profile['idle_fraction']:.0%} of the step ({profile['source']})"
+    ]
+    if blockers:
+        lines = ", ".join(_where(b) for b in blockers[:4]) + (" ..." if len(blockers) > 4 else "")
+        evidence.append(f"{len(blockers)} blocker(s): {lines}")
+        return (
+            "piecewise",
+            "Fix the blockers below for a full graph; until then capture the parts between "
+            f"them and run these lines eagerly: {lines}.",
+            evidence,
+        )
+    if profile["idle_fraction"] < GPU_BOUND_IDLE:
+        evidence.append("the GPU is busy almost all the time: there are no launch gaps to remove")
+        return "not worth it", "The step is GPU-bound: a graph cannot make it faster.", evidence
+    if timing is None:
+        advice = "It captures and replays equal to eager: capture the whole step."
+        return "full graph", advice, evidence
+    saving = timing["eager_us"] - timing["replay_us"]
+    evidence.append(
+        f"{timing['eager_us']:.1f} µs eager vs {timing['replay_us']:.1f} µs replay per step, "
+        f"end to end ({timing['source']})"
+    )
+    n_star = timing["break_even_calls"]
+    if saving <= 0 or n_star is None:
+        return "not worth it", "A replay is not faster end to end: keep it eager.", evidence
+    evidence.append(f"the capture pays for itself after {n_star:,.0f} calls")
+    if n_star > expected_calls:
+        return (
+            "not worth it",
+            f"Break-even after {n_star:,.0f} calls, beyond this run's {expected_calls:,}.",
+            evidence,
+        )
+    if (
+        compiled
+        and compiled.get("replayed_every_call")
+        and (compiled["per_step_us"] <= timing["replay_us"])
+    ):
+        evidence.append(
+            f"torch.compile reduce-overhead replayed every call at {compiled['per_step_us']:.1f} "
+            "µs per step"
+        )
+        return (
+            "reduce-overhead",
+            "torch.compile(mode='reduce-overhead') replays every call at least as fast as a "
+            "manual graph, and manages the static buffers for you.",
+            evidence,
+        )
+    return (
+        "full graph",
+        f"Capture the whole step: {saving:.1f} µs saved per call, paid back after "
+        f"{n_star:,.0f} calls.",
+        evidence,
+    )
+
+
+def _where(blocker: dict[str, Any]) -> str:
+    if blocker["file"] is None:
+        return blocker["kind"]
+    return f"{blocker['file'].rsplit('/', 1)[-1]}:{blocker['line']} ({blocker['kind']})"
