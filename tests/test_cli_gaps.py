@@ -123,7 +123,7 @@ def test_gaps_bad_input_through_the_real_entry_point(tmp_path):
     )
     assert proc.returncode == 2
     assert proc.stdout == ""
-    assert proc.stderr.count("\n") == 1 and "not a file" in proc.stderr
+    assert proc.stderr.count("\n") == 1 and "is a folder, not a regular file" in proc.stderr
 
 
 # --------------------------------------------------------------------------------- doctor
