@@ -744,3 +744,46 @@ def test_a_search_too_large_is_refused_before_the_cost_table_is_read(tmp_path, c
     # Multiples of 2 up to 20,000 leave 10,001 candidates: 320,032 steps, so the table is read.
     status, err = plan_cli(capsys, "--hist", hist, "--costs", absent, "--multiple-of", "2")
     assert status == 2 and f"cost table file {absent} does not exist" in err
+
+
+@pytest.mark.parametrize(
+    ("tokens", "shown"),
+    [("\u00b2", "'²'"), ("1" * 5000, "'" + "1" * 40 + "'"), ("9" * 19, "'" + "9" * 19 + "'")],
+    ids=["²", "5000 digits", "19 digits"],
+)
+def test_hostile_token_counts_in_a_request_trace(tmp_path, capsys, tokens, shown):
+    # A ValueError ("²", 5000 digits) or an OverflowError (19 digits) escaped before.
+    trace = write(tmp_path, "requests.csv", f"arrival,prompt,output\n0,4,{tokens}\n")
+    status, err = plan_cli(capsys, "--trace", trace, "--costs", write(tmp_path, "c.json", "{}"))
+    assert (status, err) == (
+        2,
+        f"graphlab plan: {trace} row 2: output tokens {shown} is not a whole number of tokens "
+        "(0 to 18 digits)\n",
+    )
+
+
+@pytest.mark.parametrize("flag", ["--hist", "--costs", "--trace"])
+def test_inputs_that_are_not_regular_files_are_refused(tmp_path, capsys, flag):
+    # A FIFO blocked the planner for ever before; "" read as a missing file with no name.
+    import os
+
+    what = {"--hist": "histogram", "--costs": "cost table", "--trace": "trace"}[flag]
+    given = {"--hist": "h.json", "--costs": "c.json", "--trace": "r.csv"}
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    cases = [
+        (fifo, f"{what} file {fifo} is a FIFO, device or socket: give a regular file"),
+        (os.devnull, f"{what} file {os.devnull} is a FIFO, device or socket: give a regular file"),
+        (tmp_path, f"{what} file {tmp_path} is a folder: give a regular file"),
+        ("", f"the {what} file's path is empty: give the file's name"),
+    ]
+    for path, message in cases:
+        argv = {name: tmp_path / file for name, file in given.items()}
+        argv[flag] = path
+        if flag == "--trace":
+            argv.pop("--hist")
+        else:
+            argv.pop("--trace")
+            write(tmp_path, "h.json", '{"1": 1}')
+        status, err = plan_cli(capsys, *itertools.chain(*argv.items()))
+        assert (status, err) == (2, f"graphlab plan: {message}\n")

@@ -26,6 +26,7 @@ import json
 import math
 import os
 import re
+import stat
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -40,6 +41,7 @@ __all__ = [
     "CostTable",
     "Histogram",
     "check_in_range",
+    "check_regular_file",
     "load_costs",
     "load_histogram",
     "read_json",
@@ -67,8 +69,25 @@ def _no_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     return seen
 
 
+def check_regular_file(path: str | os.PathLike, what: str) -> None:
+    """Refuse an empty path (the current folder) and what is not a regular file: a folder, or a
+    FIFO or device, which opening would block on or read for ever."""
+    if not os.fspath(path).strip():
+        raise PlannerError(f"the {what} file's path is empty: give the file's name")
+    try:
+        mode = os.stat(path).st_mode
+    except FileNotFoundError:
+        raise PlannerError(f"{what} file {path} does not exist: check the path") from None
+    except OSError as exc:
+        raise PlannerError(f"cannot read {what} file {path} ({exc.strerror}): check it") from None
+    if not stat.S_ISREG(mode):
+        kind = "a folder" if stat.S_ISDIR(mode) else "a FIFO, device or socket"
+        raise PlannerError(f"{what} file {path} is {kind}: give a regular file")
+
+
 def read_json(path: str | os.PathLike, what: str) -> Any:
     """The JSON value in ``path``; ``what`` names the file in messages ("histogram", ...)."""
+    check_regular_file(path, what)
     try:
         with open(path, encoding="utf-8") as handle:
             text = handle.read()
