@@ -479,9 +479,9 @@ _REPEATED_WARNING = (
     "event",
     [
         _KERNEL_TEXT.format(ts='6.0, "ts": 9.0'),
-        _KERNEL_TEXT.format(ts="6.0").replace('"stream": 7', '"stream": 7, "stream": 8'),
+        _KERNEL_TEXT.format(ts="6.0").replace('"dur": 1.0', '"dur": 1.0, "dur": 2.0'),
     ],
-    ids=["ts twice", "args' stream twice"],
+    ids=["ts twice", "dur twice"],
 )
 def test_an_event_that_repeats_a_key_is_warned_about(capsys, tmp_path, event):
     # Before: read silently with one of the two values.
