@@ -169,8 +169,15 @@ def main(
 
 
 def _drop_stdout() -> None:
-    """Point stdout at /dev/null, so that Python's flush at exit does not fail again."""
-    os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    """Point stdout at /dev/null, so that Python's flush at exit does not fail again.
+
+    A stdout with no file descriptor (one that captures output in memory) is left as it is.
+    """
+    try:
+        descriptor = sys.stdout.fileno()
+    except (OSError, ValueError):
+        return
+    os.dup2(os.open(os.devnull, os.O_WRONLY), descriptor)
 
 
 def _cannot_write(exc: OSError) -> str:
