@@ -243,3 +243,16 @@ def test_help_to_a_full_disk_is_one_line(argv):
     # Before, argparse dropped the error: exit status 0 with the help lost.
     prog = " ".join(["graphlab", *argv[:-1]])
     assert (proc.returncode, proc.stderr) == (2, f"{prog}: {FULL}\n")
+
+
+def test_an_output_error_with_stdout_captured_in_memory_is_one_line(capsys, monkeypatch):
+    # A stdout with no file descriptor (as in a notebook or under pytest) is left as it is.
+    import errno
+    import os
+
+    def full(args):
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    monkeypatch.setattr(importlib.import_module(COMMANDS["recordings"].module), "run", full)
+    assert main(["recordings"]) == 2
+    assert capsys.readouterr() == ("", f"graphlab recordings: {FULL}\n")
