@@ -162,3 +162,99 @@ def test_running_out_of_memory_where_the_system_does_not_say_how_much_is_left(ca
     out, err = capsys.readouterr()
     assert (code, out) == (2, "")
     assert err == "graphlab recordings: ran out of memory: close other programs and run it again\n"
+
+
+# -------------------------------------------------------------------- output to a full disk
+
+# Runs graphlab's command line after the patch in argv[1] (Python source), which stands in for
+# what this machine cannot run: a GPU for `record`, JupyterLab for `lab`.
+_PATCHED = """
+import sys
+import graphlab.cli
+exec(sys.argv[1])
+sys.exit(graphlab.cli.main(sys.argv[2:]))
+"""
+
+FULL = "cannot write the output (No space left on device): free some space, or write it elsewhere"
+
+
+def full_disk_cases(tmp_path: Path) -> dict[str, tuple[str, list[str]]]:
+    """Each command, with a patch (or none) and the arguments that make it print to stdout."""
+    trace = tmp_path / "trace.json"
+    trace.write_text(
+        json.dumps({"traceEvents": [{"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7,
+                    "ts": 1.0, "dur": 1.0, "args": {"stream": 7, "device": 0}}]})
+    )  # fmt: skip
+    hist, costs = tmp_path / "hist.json", tmp_path / "costs.json"
+    hist.write_text('{"1": 1}')
+    costs.write_text(
+        '{"sizes": [1], "replay_us": [1], "eager_us": [2], "capture_s": [1], "graph_mib": [1]}'
+    )
+    return {
+        "gaps": ("", ["gaps", str(trace)]),
+        "gaps --json": ("", ["gaps", str(trace), "--json"]),
+        "plan": ("", ["plan", "--hist", str(hist), "--costs", str(costs)]),
+        "plan --json": ("", ["plan", "--hist", str(hist), "--costs", str(costs), "--json"]),
+        "simulate": ("", ["simulate", "--kernels", "10", "--kernel-us", "1"]),
+        "simulate --json": ("", ["simulate", "--kernels", "10", "--kernel-us", "1", "--json"]),
+        "progress": ("", ["progress"]),
+        "doctor": ("", ["doctor"]),
+        "recordings": ("", ["recordings"]),
+        "recordings --json": ("", ["recordings", "--json"]),
+        "record": (
+            "import graphlab.timing.experiments as e; e.record = lambda **kwargs: []",
+            ["record", "--out", str(tmp_path / "rec")],
+        ),
+        "lab": (
+            "import subprocess; subprocess.call = lambda *a, **k: 0",
+            ["lab", "--workspace", str(tmp_path / "workspace")],
+        ),
+    }
+
+
+CASES = sorted(full_disk_cases(Path("/")))
+
+
+def test_every_command_is_tried_on_a_full_disk():
+    assert {case.split()[0] for case in CASES} == set(COMMANDS)
+
+
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="needs Linux's /dev/full")
+@pytest.mark.parametrize("case", CASES)
+def test_output_to_a_full_disk_is_one_line(tmp_path, case):
+    patch, argv = full_disk_cases(tmp_path)[case]
+    env = {"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin",
+           "GRAPHLAB_PROGRESS": str(tmp_path / "progress.json"), "HOME": str(tmp_path)}  # fmt: skip
+    with open("/dev/full", "w") as full:
+        proc = subprocess.run(
+            [sys.executable, "-c", _PATCHED, patch, *argv],
+            stdout=full, stderr=subprocess.PIPE, text=True, env=env, cwd=tmp_path, check=False,
+        )  # fmt: skip
+    # Before, each was an OSError traceback with exit status 1.
+    assert (proc.returncode, proc.stderr) == (2, f"graphlab {argv[0]}: {FULL}\n")
+
+
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="needs Linux's /dev/full")
+@pytest.mark.parametrize("argv", [["--help"], ["plan", "--help"], ["plan", "measure", "--help"]])
+def test_help_to_a_full_disk_is_one_line(argv):
+    with open("/dev/full", "w") as full:
+        proc = subprocess.run(
+            [sys.executable, "-m", "graphlab", *argv], stdout=full, stderr=subprocess.PIPE,
+            text=True, env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"}, check=False,
+        )  # fmt: skip
+    # Before, argparse dropped the error: exit status 0 with the help lost.
+    prog = " ".join(["graphlab", *argv[:-1]])
+    assert (proc.returncode, proc.stderr) == (2, f"{prog}: {FULL}\n")
+
+
+def test_an_output_error_with_stdout_captured_in_memory_is_one_line(capsys, monkeypatch):
+    # A stdout with no file descriptor (as in a notebook or under pytest) is left as it is.
+    import errno
+    import os
+
+    def full(args):
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    monkeypatch.setattr(importlib.import_module(COMMANDS["recordings"].module), "run", full)
+    assert main(["recordings"]) == 2
+    assert capsys.readouterr() == ("", f"graphlab recordings: {FULL}\n")

@@ -123,7 +123,7 @@ def test_gaps_bad_input_through_the_real_entry_point(tmp_path):
     )
     assert proc.returncode == 2
     assert proc.stdout == ""
-    assert proc.stderr.count("\n") == 1 and "not a file" in proc.stderr
+    assert proc.stderr.count("\n") == 1 and "is a folder, not a regular file" in proc.stderr
 
 
 # --------------------------------------------------------------------------------- doctor
@@ -386,10 +386,12 @@ def test_running_out_of_memory_is_one_line(capsys, eager_trace, monkeypatch):
         raise MemoryError
 
     monkeypatch.setattr(Timeline, "summary", exhausted)
+    monkeypatch.setattr("graphlab.support.memory.available_bytes", lambda: 3 * 1024**3)
     code, out, err = run_cli(capsys, "gaps", str(eager_trace))
     assert code == 2 and out == ""
-    assert err == f"graphlab gaps: {eager_trace}: ran out of memory reading the trace: free some " \
-        "memory, or profile fewer steps (torch.profiler.schedule with active=1..3)\n"  # fmt: skip
+    # The CLI's entry says it, once for every command.
+    assert err == "graphlab gaps: ran out of memory (3.0 GiB is available now): close other " \
+        "programs, or profile fewer steps (torch.profiler.schedule with active=1..3)\n"  # fmt: skip
 
 
 @pytest.mark.skipif(not HAS_PROC, reason="reads Linux's /proc")
@@ -427,3 +429,76 @@ def test_the_course_lab_reads_a_page_config_that_switches_off_the_default_tours(
         "jupyterlab-tour:default-tours"
         not in get_page_config(labextensions_path=[])["disabledExtensions"]
     )
+
+
+# ---------------------------------------------------- messages that name what is wrong, and where
+
+_KERNEL_TEXT = (
+    '{{"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": {ts}, "dur": 1.0, '
+    '"args": {{"correlation": 1, "stream": 7, "device": 0}}}}'
+)
+
+
+def test_a_number_too_long_to_read_names_the_file(capsys, tmp_path):
+    # Before: "graphlab gaps: : holds a value no trace has (...)", with no path.
+    path = tmp_path / "long.json"
+    path.write_text('{"traceEvents": [' + _KERNEL_TEXT.format(ts="1" + "0" * 5000) + "]}")
+    code, out, err = run_cli(capsys, "gaps", str(path))
+    assert (code, out) == (2, "")
+    assert err == (
+        f"graphlab gaps: {path}: holds a number of more than 4,300 digits, which no trace has; "
+        "export it again\n"
+    )
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs named pipes")
+def test_a_fifo_or_a_device_is_named_and_a_regular_file_asked_for(capsys, tmp_path):
+    # Before: "not a file (a folder?)" for both.
+    fifo = tmp_path / "pipe.json"
+    os.mkfifo(fifo)
+    for path, kind in ((fifo, "a FIFO (named pipe)"), (Path(os.devnull), "a character device")):
+        code, out, err = run_cli(capsys, "gaps", str(path))
+        assert (code, out) == (2, "")
+        assert err == (
+            f"graphlab gaps: {path}: is {kind}, not a regular file; pass the trace's .json file\n"
+        )
+
+
+def test_an_empty_path_is_refused(capsys):
+    # Before: ".: not a file (a folder?)", the current folder.
+    code, out, err = run_cli(capsys, "gaps", "")
+    assert (code, out) == (2, "")
+    assert err == "graphlab gaps: the trace's path is empty: pass the trace's .json file\n"
+
+
+_REPEATED_WARNING = (
+    "1 event holds a key twice (or its args do), and only one of the two values was read: was "
+    "the trace edited or written by another tool? Export it again"
+)
+
+
+@pytest.mark.parametrize(
+    "event",
+    [
+        _KERNEL_TEXT.format(ts='6.0, "ts": 9.0'),
+        _KERNEL_TEXT.format(ts="6.0").replace('"dur": 1.0', '"dur": 1.0, "dur": 2.0'),
+    ],
+    ids=["ts twice", "dur twice"],
+)
+def test_an_event_that_repeats_a_key_is_warned_about(capsys, tmp_path, event):
+    # Before: read silently with one of the two values.
+    path = tmp_path / "repeated.json"
+    path.write_text('{"traceEvents": [' + event + "]}")
+    code, out, err = run_cli(capsys, "gaps", str(path), "--json")
+    assert code == 0 and json.loads(out)["kernels"] == 1
+    assert err == f"graphlab gaps: warning: {path}: {_REPEATED_WARNING}\n"
+
+
+def test_a_name_that_spells_a_key_is_no_repeated_key(capsys, tmp_path):
+    # The kernel's name is the text "ts": the batch is parsed again, and no key repeats.
+    path = tmp_path / "named.json"
+    path.write_text(
+        '{"traceEvents": [' + _KERNEL_TEXT.format(ts="6.0").replace('"k"', '"ts"') + "]}"
+    )
+    code, _, err = run_cli(capsys, "gaps", str(path), "--json")
+    assert (code, err) == (0, "")

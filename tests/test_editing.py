@@ -138,8 +138,45 @@ def test_an_emulated_graph_and_another_kind_are_refused_together(inputs):
     from graphlab import emulator
 
     emulated = emulator.CUDAGraph(keep_graph=True)
+    # torch's graph class, made without its constructor, which a CPU build of torch refuses.
+    torch_graph = object.__new__(torch.cuda.CUDAGraph)
     with pytest.raises(GraphUpdateError, match="the same `cuda`"):
-        update_graph(emulated, object())
+        update_graph(emulated, torch_graph)
+
+
+@pytest.mark.parametrize("index", ["0", 1.0, None, True, False])
+def test_a_node_index_that_is_not_an_int_is_refused(inputs, index):
+    # '0', 1.0 and None raised a raw TypeError before; True was taken as node 1.
+    target, _ = kept(step, inputs[0])
+    source, _ = kept(step, inputs[1])
+    target.instantiate()
+    with pytest.raises(GraphUpdateError) as caught:
+        set_kernel_node(target, source, index)
+    assert str(caught.value) == (
+        f"The node index is {index!r} ({type(index).__name__}): give a node's number as an int, "
+        "from 0 (as graph_nodes(graph) numbers them)."
+    )
+
+
+@pytest.mark.parametrize(
+    ("call", "role"),
+    [
+        (lambda g: graph_nodes(None), "given"),
+        (lambda g: update_graph(None, g), "target"),
+        (lambda g: update_graph(g, "graph"), "source"),
+        (lambda g: set_kernel_node(g, 42, 0), "source"),
+    ],
+)
+def test_what_is_not_a_graph_is_refused_by_its_role(inputs, call, role):
+    # graph_nodes(None) said cuda-bindings was missing before.
+    graph, _ = kept(step, inputs[0])
+    with pytest.raises(GraphUpdateError) as caught:
+        call(graph)
+    assert str(caught.value).startswith(f"The {role} graph is ")
+    assert str(caught.value).endswith(
+        ", not a CUDA graph: pass a cuda.CUDAGraph(keep_graph=True) that captured your step "
+        "(from graphlab import cuda)."
+    )
 
 
 @pytest.mark.parametrize(

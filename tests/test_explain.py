@@ -15,6 +15,8 @@ import warnings
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from wrong_answers import collect_references, rebinding_step
 
 from graphlab.backend import backend
@@ -671,3 +673,134 @@ def test_matching_reads_a_bounded_part_of_a_huge_message(monkeypatch):
     monkeypatch.setattr(re, "search", spy)
     assert explain("NCCL " * 20000).key == "unknown"
     assert max(searched) <= 8000 + 1  # the message and a newline before its (empty) traceback
+
+
+# Hostile exceptions: the failure's own code raises while explain() reads it. Each raised out of
+# explain() before, although it is documented as never raising.
+
+
+class _CauseRaises(RuntimeError):
+    @property
+    def __cause__(self):
+        raise ValueError("no cause for you")
+
+
+class _ContextRaises(RuntimeError):
+    @property
+    def __context__(self):
+        raise ValueError("no context for you")
+
+
+class _ClassRaises(RuntimeError):
+    @property
+    def __class__(self):
+        raise ValueError("no class for you")
+
+
+class _StrExits(RuntimeError):
+    def __str__(self):
+        raise SystemExit(3)
+
+
+class _StripRaises(str):
+    def strip(self, *chars):
+        raise ValueError("no strip for you")
+
+
+class _NamedByMetaclass(type):
+    @property
+    def __name__(cls):
+        raise ValueError("no name for you")
+
+
+class _MetaNamed(RuntimeError, metaclass=_NamedByMetaclass):
+    pass
+
+
+_FIRST = UNSUPPORTED.splitlines()[0]
+
+
+@pytest.mark.parametrize(
+    ("failure", "key", "seen"),
+    [
+        (_CauseRaises(UNSUPPORTED), "capture-unsupported", f"_CauseRaises: {_FIRST}"),
+        (_ContextRaises(UNSUPPORTED), "capture-unsupported", f"_ContextRaises: {_FIRST}"),
+        (_ClassRaises(UNSUPPORTED), "capture-unsupported", f"_ClassRaises: {_FIRST}"),
+        (_StrExits(), "unknown", "_StrExits: <_StrExits whose message cannot be shown>"),
+        (_StripRaises(UNSUPPORTED), "capture-unsupported", _FIRST),
+        (_StripRaises(" x "), "unknown", "x"),
+    ],
+    ids=["__cause__", "__context__", "__class__", "SystemExit", "strip", "strip unknown"],
+)
+def test_a_failure_whose_own_code_raises_is_still_explained(failure, key, seen):
+    explanation = explain(failure)
+    assert (explanation.key, explanation.seen) == (key, seen)
+    assert type(explanation.seen) is str
+
+
+def test_a_class_whose_metaclass_hides_its_name_is_explained_by_its_own_name():
+    # Built here, not in a parameter: pytest's own repr of it would raise.
+    explanation = explain(_MetaNamed(UNSUPPORTED))
+    assert (explanation.key, explanation.seen) == ("capture-unsupported", f"_MetaNamed: {_FIRST}")
+
+
+def test_a_cause_that_raises_system_exit_is_read_as_no_cause():
+    class CauseExits(RuntimeError):
+        @property
+        def __cause__(self):
+            raise SystemExit(1)
+
+    assert explain(CauseExits(UNSUPPORTED)).key == "capture-unsupported"
+
+
+def test_keyboard_interrupt_from_the_failures_code_still_stops_the_cell():
+    class Interrupted(RuntimeError):
+        def __str__(self):
+            raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        explain(Interrupted())
+
+
+def _raising(kind: type[BaseException]):
+    def member(*args, **kwargs):
+        raise kind("raised while being read")
+
+    return member
+
+
+_RAISED = st.sampled_from([ValueError, TypeError, SystemExit, GeneratorExit, RecursionError])
+
+
+@st.composite
+def weird_exceptions(draw):
+    """An exception some of whose parts (str, cause, context, class, traceback, attributes,
+    message type) raise or hold what no exception should."""
+    members: dict = {}
+    if draw(st.booleans()):
+        members["__str__"] = _raising(draw(_RAISED))
+    for name in ("__cause__", "__context__", "__class__", "__traceback__", "cuda_error"):
+        choice = draw(st.sampled_from(["leave", "raise", "odd"]))
+        if choice == "raise":
+            members[name] = property(_raising(draw(_RAISED)))
+        elif choice == "odd":
+            odd = draw(st.sampled_from([42, "text", b"\xff", object(), [1], None]))
+            members[name] = property(lambda self, odd=odd: odd)
+    if draw(st.booleans()):
+        members["__getattr__"] = _raising(draw(_RAISED))
+    base = draw(st.sampled_from([Exception, RuntimeError, BaseException, KeyError]))
+    kind = type("Weird", (base,), members)
+    text_kind = type("Text", (str,), {"strip": _raising(ValueError), "split": _raising(TypeError)})
+    message = draw(st.sampled_from([UNSUPPORTED, "", "x\ny"]))
+    return kind(text_kind(message) if draw(st.booleans()) else message)
+
+
+@given(weird_exceptions())
+@settings(max_examples=300, deadline=None)
+def test_explain_never_raises_on_weird_exceptions(failure):
+    explanation = explain(failure)
+    assert type(explanation) is Explanation
+    for field in ("key", "title", "seen", "cause", "fix", "lesson"):
+        assert type(getattr(explanation, field)) is str
+    str(explanation)
+    explanation._repr_html_()

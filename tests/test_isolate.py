@@ -270,3 +270,122 @@ def test_a_background_process_holding_stdout_does_not_hold_the_result_back(tmp_p
     assert time.time() - returned_at < _EXIT_GRACE_S / 2
     # ... and the process it left behind was stopped.
     assert gone(int(pid_file.read_text()))
+
+
+# ------------------------------------------- outcomes that do not load, processes that detach
+
+
+class TwoPartError(Exception):
+    """An exception whose __init__ needs two arguments but passes one on: it pickles, and
+    unpickling calls TwoPartError(message) alone, a TypeError."""
+
+    def __init__(self, what, where):
+        super().__init__(f"{what} at {where}")
+
+
+def return_a_two_part_error():
+    return TwoPartError("bad size", "line 3")
+
+
+def raise_a_two_part_error():
+    raise TwoPartError("bad size", "line 3")
+
+
+def test_a_result_that_does_not_load_here_is_an_isolated_failure():
+    # A raw TypeError escaped before, from the parent's unpickling.
+    with pytest.raises(IsolatedFailure) as info:
+        isolated(return_a_two_part_error)
+    failure = info.value
+    assert failure.explanation.key == "result-not-loadable"
+    assert str(failure).splitlines()[0] == (
+        "the child's result or exception was sent back but cannot be rebuilt here (TypeError: "
+        "TwoPartError.__init__() missing 1 required positional argument: 'where')"
+    )
+    assert "pass every argument of __init__ on to super().__init__" in failure.explanation.fix
+
+
+def test_raising_such_an_exception_is_explained_as_any_other():
+    # Only its explanation and traceback travel, as text: nothing needs rebuilding here.
+    with pytest.raises(IsolatedFailure) as info:
+        isolated(raise_a_two_part_error)
+    assert str(info.value).splitlines()[0] == (
+        "the isolated run raised TwoPartError: bad size at line 3"
+    )
+
+
+def start_detached(pid_file: str, how: str, then: str):
+    """Start a ``sleep`` that leaves this process's group (``setsid``) or its parent too (a
+    double-forked daemon), write its pid to ``pid_file``, then return, raise, hang or die."""
+    import subprocess
+
+    if how == "setsid":
+        sleeper = subprocess.Popen(["sleep", "120"], start_new_session=True)
+        Path(pid_file).write_text(str(sleeper.pid))
+    else:
+        middle = os.fork()
+        if middle == 0:
+            os.setsid()
+            if os.fork() == 0:
+                Path(pid_file + ".tmp").write_text(str(os.getpid()))
+                os.replace(pid_file + ".tmp", pid_file)
+                os.execvp("sleep", ["sleep", "120"])
+            os._exit(0)  # the daemon's parent exits: the kernel hands it to a subreaper or init
+        os.waitpid(middle, 0)
+        while not Path(pid_file).exists():
+            time.sleep(0.01)
+    if then == "raise":
+        raise RuntimeError("failed after starting a process")
+    if then == "hang":
+        time.sleep(600)
+    if then == "die":
+        os._exit(3)
+    return "started"
+
+
+def running(pid: int) -> bool:
+    """Whether ``pid`` exists and has not ended (a zombie has ended, it waits to be reaped)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except FileNotFoundError:
+        return False
+    return stat.rsplit(")", 1)[1].split()[0] != "Z"
+
+
+def run_detaching(pid_file, how: str, then: str) -> int:
+    """Run start_detached isolated; the pid of the process it started."""
+    if then == "return":
+        assert isolated(start_detached, str(pid_file), how, then) == "started"
+    else:
+        with pytest.raises(IsolatedFailure):
+            isolated(start_detached, str(pid_file), how, then, timeout=20 if then == "hang" else 60)
+    return int(pid_file.read_text())
+
+
+@pytest.mark.skipif(not Path("/proc").is_dir(), reason="reads Linux's /proc")
+@pytest.mark.parametrize("then", ["return", "raise", "hang"])
+@pytest.mark.parametrize("how", ["setsid", "daemon"])
+def test_a_detached_process_is_stopped_with_the_call_without_a_cgroup(
+    tmp_path, monkeypatch, how, then
+):
+    # No cgroup: the child, as the subreaper of what it starts, keeps these below it. Before,
+    # each of these outlived the call.
+    from graphlab.failures import process_tree
+
+    monkeypatch.setattr(process_tree, "new_cgroup", lambda: None)
+    pid = run_detaching(tmp_path / "pid", how, then)
+    assert not running(pid)
+
+
+@pytest.mark.skipif(not Path("/proc").is_dir(), reason="reads Linux's /proc")
+@pytest.mark.parametrize("how", ["setsid", "daemon"])
+def test_a_cgroup_stops_what_a_child_that_died_left_behind(tmp_path, how):
+    # os._exit leaves no time for the child to stop its tree: only the cgroup still holds them.
+    from graphlab.failures import process_tree
+
+    probe = process_tree.new_cgroup()
+    if probe is None:
+        pytest.skip("this machine lets this process create no cgroup")
+    process_tree.kill_cgroup(probe)
+    pid = run_detaching(tmp_path / "pid", how, "die")
+    assert not running(pid)
+    assert not probe.exists()

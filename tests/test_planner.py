@@ -674,3 +674,138 @@ def test_bundled_cost_table_and_its_provenance_line():
         "`graphlab plan measure --model decoder --sizes 1-256`"
     )
     assert len(azure_requests()) == 2867
+
+
+# ------------------------------------------------------------ hostile inputs to `graphlab plan`
+
+
+def plan_cli(capsys, *argv) -> tuple[int, str]:
+    """Exit status and stderr of ``graphlab plan ARGV``, run through the CLI's entry."""
+    from graphlab.cli import main
+
+    try:
+        status = main(["plan", *map(str, argv)])
+    except SystemExit as exc:  # argparse's usage errors
+        status = exc.code
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    return status, captured.err
+
+
+@pytest.mark.parametrize(
+    ("hist_text", "costs", "needle"),
+    [
+        # 10**400 cannot be a float: OverflowError before.
+        ('{"1": 1' + "0" * 400 + "}", COSTS, "count for batch size 1 is a 401-digit number"),
+        # "²".isdigit() is True and int("²") a ValueError before.
+        ('{"\u00b2": 1}', COSTS, "key '²' is not a batch size"),
+        ('{"' + "1" * 5000 + '": 1}', COSTS, "key '" + "1" * 29 + "… (5,002 characters) is not"),
+        ('{"1": 1' + "0" * 5000 + "}", COSTS, "holds a number too long to read"),
+        ("[" * 100_000 + "]" * 100_000, COSTS, "histogram file"),
+        ('{"1": 1}', {**COSTS, "sizes": [1, 10**20, 3, 4]}, "sizes[1] is a 21-digit number"),
+        # Two counts of 1e308 printed "inf decode steps" and "nan µs/step" with exit 0 before.
+        ('{"1": 1e308, "2": 1e308}', COSTS, "counts add up to more than a float holds"),
+        ('{"1": 1e306}', {**COSTS, "eager_us": [1e3, 1e3, 1e3, 1e3]}, "1e+306 steps at up to"),
+        ('{"1": 1}', {**COSTS, "graph_mib": [1e308] * 4}, "graph_mib add up to more than"),
+    ],
+    ids=[
+        "count 1e400",
+        "key ²",
+        "5000-digit key",
+        "5000-digit count",
+        "nested",
+        "size 1e20",
+        "counts sum to inf",
+        "steps x cost inf",
+        "memory sum inf",
+    ],
+)
+def test_hostile_plan_inputs_are_one_line(tmp_path, capsys, hist_text, costs, needle):
+    hist = write(tmp_path, "hist.json", hist_text)
+    table = write(tmp_path, "costs.json", json.dumps(costs))
+    status, err = plan_cli(capsys, "--hist", hist, "--costs", table)
+    assert status == 2
+    assert err.startswith("graphlab plan: ") and err.count("\n") == 1
+    assert needle in err
+
+
+def test_deeply_nested_cost_table_is_one_line(tmp_path, capsys):
+    hist = write(tmp_path, "hist.json", json.dumps(HIST))
+    table = write(tmp_path, "costs.json", "[" * 100_000 + "]" * 100_000)
+    status, err = plan_cli(capsys, "--hist", hist, "--costs", table)
+    assert (status, err) == (
+        2,
+        f"graphlab plan: cost table file {table} nests arrays or objects too deeply to read: a "
+        "cost table is one flat object (see graphlab plan --help)\n",
+    )
+
+
+@pytest.mark.parametrize("flag", ["--multiple-of", "--max-graphs"])
+def test_flags_beyond_int64_are_usage_errors(files, capsys, flag):
+    hist, costs = files
+    status, err = plan_cli(capsys, "--hist", hist, "--costs", costs, flag, "9" * 20)
+    assert status == 2
+    assert err.splitlines()[-1] == (
+        f"graphlab plan: error: argument {flag}: {'9' * 20} is larger than "
+        "9,223,372,036,854,775,807"
+    )
+
+
+def test_a_search_too_large_is_refused_before_the_cost_table_is_read(tmp_path, capsys):
+    # 20,000 batch sizes with 32 graphs: 640,000 search steps, over 2**19 = 524,288. The cost
+    # table does not exist: the refusal comes before it is read.
+    hist = write(tmp_path, "hist.json", json.dumps({str(b): 1 for b in range(1, 20_001)}))
+    absent = tmp_path / "absent.json"
+    status, err = plan_cli(capsys, "--hist", hist, "--costs", absent)
+    assert (status, err) == (
+        2,
+        "graphlab plan: planning 20,000 batch sizes for up to 32 graphs takes 640,000 search "
+        "steps, over the 524,288 (about 5 s) the planner allows: bucket the histogram's batch "
+        "sizes, capture multiples of a step (--multiple-of) or lower --max-graphs\n",
+    )
+    # Multiples of 2 up to 20,000 leave 10,001 candidates: 320,032 steps, so the table is read.
+    status, err = plan_cli(capsys, "--hist", hist, "--costs", absent, "--multiple-of", "2")
+    assert status == 2 and f"cost table file {absent} does not exist" in err
+
+
+@pytest.mark.parametrize(
+    ("tokens", "shown"),
+    [("\u00b2", "'²'"), ("1" * 5000, "'" + "1" * 40 + "'"), ("9" * 19, "'" + "9" * 19 + "'")],
+    ids=["²", "5000 digits", "19 digits"],
+)
+def test_hostile_token_counts_in_a_request_trace(tmp_path, capsys, tokens, shown):
+    # A ValueError ("²", 5000 digits) or an OverflowError (19 digits) escaped before.
+    trace = write(tmp_path, "requests.csv", f"arrival,prompt,output\n0,4,{tokens}\n")
+    status, err = plan_cli(capsys, "--trace", trace, "--costs", write(tmp_path, "c.json", "{}"))
+    assert (status, err) == (
+        2,
+        f"graphlab plan: {trace} row 2: output tokens {shown} is not a whole number of tokens "
+        "(0 to 18 digits)\n",
+    )
+
+
+@pytest.mark.parametrize("flag", ["--hist", "--costs", "--trace"])
+def test_inputs_that_are_not_regular_files_are_refused(tmp_path, capsys, flag):
+    # A FIFO blocked the planner for ever before; "" read as a missing file with no name.
+    import os
+
+    what = {"--hist": "histogram", "--costs": "cost table", "--trace": "trace"}[flag]
+    given = {"--hist": "h.json", "--costs": "c.json", "--trace": "r.csv"}
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    cases = [
+        (fifo, f"{what} file {fifo} is a FIFO, device or socket: give a regular file"),
+        (os.devnull, f"{what} file {os.devnull} is a FIFO, device or socket: give a regular file"),
+        (tmp_path, f"{what} file {tmp_path} is a folder: give a regular file"),
+        ("", f"the {what} file's path is empty: give the file's name"),
+    ]
+    for path, message in cases:
+        argv = {name: tmp_path / file for name, file in given.items()}
+        argv[flag] = path
+        if flag == "--trace":
+            argv.pop("--hist")
+        else:
+            argv.pop("--trace")
+            write(tmp_path, "h.json", '{"1": 1}')
+        status, err = plan_cli(capsys, *itertools.chain(*argv.items()))
+        assert (status, err) == (2, f"graphlab plan: {message}\n")

@@ -250,3 +250,14 @@ def test_ten_million_kernels_that_cannot_fit_are_refused_before_starting(tmp_pat
     assert result.stderr.startswith("graphlab simulate: simulating 10,000,000 kernels needs about")
     assert "simulate at most" in result.stderr
     assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize(("value", "shown"), [("-5", "-5.0"), ("nan", "nan"), ("inf", "inf")])
+def test_a_bad_duration_is_shown_as_a_plain_number(capsys, value, shown):
+    # Before: "got np.float64(-5.0)".
+    code, out, err = run(capsys, "--kernels", "3", "--kernel-us", value)
+    assert (code, out) == (2, "")
+    assert err == (
+        f"graphlab simulate: kernel duration must be between 0 and 1e+06 µs, got {shown}: pass "
+        "non-negative, finite durations\n"
+    )

@@ -381,7 +381,7 @@ def test_bad_trace_files_raise_trace_error_with_advice(tmp_path, content, messag
 def test_missing_file_folder_and_wrong_type(tmp_path):
     with pytest.raises(TraceError, match=r"no such file.*export_chrome_trace"):
         Timeline.from_chrome_trace(tmp_path / "absent.json")
-    with pytest.raises(TraceError, match="not a file"):
+    with pytest.raises(TraceError, match="is a folder, not a regular file"):
         Timeline.from_chrome_trace(tmp_path)
     with pytest.raises(TraceError, match="cannot read a trace from int"):
         Timeline.from_chrome_trace(42)

@@ -7,12 +7,15 @@ asked for), so that ``graphlab gaps`` does not pay for the planner's, the doctor
 recorder's imports, and ``graphlab --help`` for none of them.
 
 Errors that graphlab raises on purpose (:class:`~graphlab.errors.GraphlabError`) are printed as
-one line on stderr with exit status 2; so is running out of memory.
+one line on stderr with exit status 2; so are running out of memory and an output that cannot be
+written (a full disk under ``graphlab gaps t.json > out.txt``). They are handled here, once for
+every command: a command neither catches MemoryError nor guards its prints.
 """
 
 from __future__ import annotations
 
 import argparse
+import errno
 import importlib
 import os
 import sys
@@ -85,10 +88,26 @@ COMMANDS = {
 
 
 class _Parser(argparse.ArgumentParser):
-    """argparse exits with status 2 on usage errors already; keep its one-line message."""
+    """argparse exits with status 2 on usage errors already; keep its one-line message.
+
+    argparse drops an OSError while it prints ``--help``, which then exits 0 with the help lost;
+    here a full disk is one line and exit status 2, as for a command's output.
+    """
+
+    def print_help(self, file=None):
+        out = sys.stdout if file is None else file
+        try:
+            out.write(self.format_help())
+            out.flush()
+        except BrokenPipeError:
+            _drop_stdout()
+            self.exit(0)
+        except OSError as exc:
+            _drop_stdout()
+            self.exit(2, f"{self.prog}: {_cannot_write(exc)}\n")
 
 
-class _CommandParser(argparse.ArgumentParser):
+class _CommandParser(_Parser):
     """A subcommand's parser, which imports the command's module and adds its arguments when it
     first parses: argparse asks only the chosen command's parser to parse, ``-h`` included."""
 
@@ -129,7 +148,11 @@ def main(
         leave_out = tuple(name for name in COMMANDS if name != argv[0])
     args = build_parser(prog, leave_out).parse_args(argv)
     try:
-        return int(args._run(args) or 0)
+        code = int(args._run(args) or 0)
+        # Output to a file is buffered: flushing here makes a full disk fail inside this try,
+        # not in Python's flush at exit, where it would print a traceback-like message.
+        sys.stdout.flush()
+        return code
     except GraphlabError as exc:
         print(f"graphlab {args.command}: {exc}", file=sys.stderr)
         return 2
@@ -140,10 +163,36 @@ def main(
         print(f"graphlab {args.command}: interrupted", file=sys.stderr)
         return 130
     except BrokenPipeError:
-        # Whoever read the output stopped early (`graphlab gaps --json | head`): stop quietly,
-        # and point stdout at /dev/null so that Python's flush at exit does not fail again.
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        # Whoever read the output stopped early (`graphlab gaps --json | head`): stop quietly.
+        _drop_stdout()
         return 0
+    except OSError as exc:
+        # The commands turn what they read and write by name into GraphlabErrors; what is left
+        # is the output itself failing (ENOSPC, EIO, a quota).
+        _drop_stdout()
+        print(f"graphlab {args.command}: {_cannot_write(exc)}", file=sys.stderr)
+        return 2
+
+
+def _drop_stdout() -> None:
+    """Point stdout at /dev/null, so that Python's flush at exit does not fail again.
+
+    A stdout with no file descriptor (one that captures output in memory) is left as it is.
+    """
+    try:
+        descriptor = sys.stdout.fileno()
+    except (OSError, ValueError):
+        return
+    os.dup2(os.open(os.devnull, os.O_WRONLY), descriptor)
+
+
+def _cannot_write(exc: OSError) -> str:
+    """What an OSError that reached the entry means, and what to do: one line."""
+    reason = exc.strerror or type(exc).__name__
+    if exc.errno in (errno.ENOSPC, errno.EDQUOT):
+        return f"cannot write the output ({reason}): free some space, or write it elsewhere"
+    where = f" {exc.filename}" if exc.filename else " the output"
+    return f"cannot read or write{where} ({reason}): check the disk and the path, then run it again"
 
 
 def _out_of_memory(command: str) -> str:

@@ -29,27 +29,20 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     import msgspec
 
-    from graphlab.errors import TraceError
     from graphlab.support.printable import printable
     from graphlab.trace.events import TraceWarning
     from graphlab.trace.timeline import Timeline
 
-    try:
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always", TraceWarning)
-            summary = Timeline.from_chrome_trace(args.trace).summary()
-            if args.json:
-                # msgspec writes the figures of 100,000 streams far faster than json's indenting
-                # encoder, which is pure Python.
-                figures = msgspec.json.encode(summary.to_dict())
-                text = msgspec.json.format(figures, indent=2).decode()
-            else:
-                text = summary.report()
-    except MemoryError:
-        raise TraceError(
-            f"{printable(args.trace)}: ran out of memory reading the trace: free some memory, or "
-            "profile fewer steps (torch.profiler.schedule with active=1..3)"
-        ) from None
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", TraceWarning)
+        summary = Timeline.from_chrome_trace(args.trace).summary()
+        if args.json:
+            # msgspec writes the figures of 100,000 streams far faster than json's indenting
+            # encoder, which is pure Python.
+            figures = msgspec.json.encode(summary.to_dict())
+            text = msgspec.json.format(figures, indent=2).decode()
+        else:
+            text = summary.report()
     if not args.json:
         print(printable(args.trace))
     print(text)

@@ -141,20 +141,15 @@ def run(args: argparse.Namespace) -> int:
 
     if args.trace is not None and not args.trace.strip():
         raise SimulatorError("--trace needs a file name, e.g. --trace sim.json")
-    try:
-        outcome = simulate_both(args)
-        result = outcome.to_dict()
-        result["workload"]["kernel_us"] = args.kernel_us
-        if args.trace is not None:
-            from graphlab.support.atomic import atomic_writer
-            from graphlab.trace.chrome import write_side_by_side
+    outcome = simulate_both(args)
+    result = outcome.to_dict()
+    result["workload"]["kernel_us"] = args.kernel_us
+    if args.trace is not None:
+        from graphlab.support.atomic import atomic_writer
+        from graphlab.trace.chrome import write_side_by_side
 
-            with atomic_writer(args.trace, SimulatorError) as out:
-                write_side_by_side(outcome.timelines, out)
-    except MemoryError:
-        raise SimulatorError(
-            f"ran out of memory simulating {args.kernels:,} kernels: simulate fewer kernels"
-        ) from None
+        with atomic_writer(args.trace, SimulatorError) as out:
+            write_side_by_side(outcome.timelines, out)
     print(json.dumps(result, indent=2) if args.json else _report(result))
     return 0
 

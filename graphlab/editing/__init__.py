@@ -23,6 +23,10 @@ conditional node (:mod:`graphlab.editing.conditional`).
 
 from __future__ import annotations
 
+import numbers
+
+import torch
+
 from graphlab.emulator import CUDAGraph as EmulatedGraph
 from graphlab.emulator import updates as emulated
 from graphlab.errors import GraphUpdateError
@@ -40,8 +44,19 @@ __all__ = [
 ]
 
 
-def _on_emulator(*graphs) -> bool:
-    kinds = {isinstance(g, EmulatedGraph) for g in graphs}
+def _on_emulator(**graphs) -> bool:
+    """Whether the graphs (by role: "given", "target", "source") are the emulator's.
+
+    Anything but a graph is refused here, by its role, rather than deep in CUDA's bindings.
+    """
+    for role, graph in graphs.items():
+        if not isinstance(graph, (EmulatedGraph, torch.cuda.CUDAGraph)):
+            raise GraphUpdateError(
+                f"The {role} graph is {_shown(graph)}, not a CUDA graph: pass a "
+                "cuda.CUDAGraph(keep_graph=True) that captured your step (from graphlab import "
+                "cuda)."
+            )
+    kinds = {isinstance(g, EmulatedGraph) for g in graphs.values()}
     if len(kinds) > 1:
         raise GraphUpdateError(
             "One graph is the emulator's and the other torch's: capture both with the same "
@@ -50,12 +65,20 @@ def _on_emulator(*graphs) -> bool:
     return kinds == {True}
 
 
+def _shown(value) -> str:
+    """``value`` and its type, short, for a message."""
+    text = repr(value)
+    if len(text) > 40:
+        text = text[:39] + "…"
+    return f"{text} ({type(value).__name__})"
+
+
 def graph_nodes(graph) -> list[GraphNode]:
     """The nodes of a kept graph, in CUDA's order: each one's kind and, for a kernel, its name.
 
     ``graph`` must have been created with ``CUDAGraph(keep_graph=True)`` and captured.
     """
-    if _on_emulator(graph):
+    if _on_emulator(given=graph):
         return emulated.nodes(graph)
     from . import cuda_graphs
 
@@ -72,7 +95,7 @@ def update_graph(target, source) -> None:
     :class:`~graphlab.errors.GraphUpdateError` with CUDA's reason when the graphs differ; the
     target is then left as it was.
     """
-    if _on_emulator(target, source):
+    if _on_emulator(target=target, source=source):
         emulated.exec_update(target, source)
         return
     from . import cuda_graphs
@@ -87,7 +110,14 @@ def set_kernel_node(target, source, index: int) -> None:
     (as numbered by :func:`graph_nodes`) a kernel of the same function in both. Only that node
     changes: the other nodes keep reading and writing ``target``'s own memory.
     """
-    if _on_emulator(target, source):
+    # bool is an int to Python, but True is no node number; nor is 1.0 or "0".
+    if isinstance(index, bool) or not isinstance(index, numbers.Integral):
+        raise GraphUpdateError(
+            f"The node index is {_shown(index)}: give a node's number as an int, from 0 (as "
+            "graph_nodes(graph) numbers them)."
+        )
+    index = int(index)
+    if _on_emulator(target=target, source=source):
         emulated.set_kernel_node(target, source, index)
         return
     from . import cuda_graphs

@@ -97,11 +97,24 @@ def explain(failure: BaseException | warnings.WarningMessage | Warning | str) ->
 
     Never raises, whatever it is given (bytes are read as UTF-8 text; any other object by its
     ``str``): a failure the catalogue does not know gets an explanation with ``key "unknown"`` and
-    general advice.
+    general advice. Code of the failure's own that raises while it is read (a ``__str__``, a
+    ``__cause__`` property, even one raising SystemExit) is treated as saying nothing; only a
+    KeyboardInterrupt, the learner stopping the cell, goes through.
     """
-    if isinstance(failure, BaseException):
+    try:
+        return _explain(failure)
+    except KeyboardInterrupt:
+        raise
+    except BaseException:  # the promise is to never raise, SystemExit included
+        # Each read of the failure's own code is guarded below; this keeps the promise should a
+        # kind of object none of them foresaw raise elsewhere.
+        return _unknown("<a failure that raised while graphlab read it>")
+
+
+def _explain(failure) -> Explanation:
+    if issubclass(type(failure), BaseException):
         attached = _attribute(failure, "explanation")
-        if isinstance(attached, Explanation):  # an IsolatedFailure carries its child's
+        if type(attached) is Explanation:  # an IsolatedFailure carries its child's
             return attached
     chain = _chain(failure)
     for entry in CATALOGUE:
@@ -110,10 +123,15 @@ def explain(failure: BaseException | warnings.WarningMessage | Warning | str) ->
         for text, source in reversed(chain):
             if _matches(entry, text, source):
                 return _explanation(entry, text)
+    return _unknown(chain[0][0])
+
+
+def _unknown(text: str) -> Explanation:
+    """The explanation of a failure the catalogue does not know."""
     return Explanation(
         key="unknown",
         title="graphlab does not recognise this error",
-        seen=_shorten(chain[0][0]),
+        seen=_shorten(text),
         cause=(
             "This message is not in graphlab's catalogue of CUDA Graph failures, so it may have "
             "nothing to do with graphs."
@@ -170,54 +188,75 @@ def _chain(failure) -> list[tuple[str, str]]:
 
     The traceback is one "file: source line" per frame.
     """
-    if isinstance(failure, warnings.WarningMessage):
+    # type(), not isinstance(): isinstance falls back to the object's own __class__, which may be
+    # a property that raises.
+    if issubclass(type(failure), warnings.WarningMessage):
         category = _attribute(failure, "category")
-        return [(f"{getattr(category, '__name__', 'Warning')}: {_text(failure.message)}", "")]
-    if not isinstance(failure, BaseException):
+        name = _attribute(category, "__name__")
+        shown = _text(name) if issubclass(type(name), str) else "Warning"
+        return [(f"{shown}: {_text(_attribute(failure, 'message'))}", "")]
+    if not issubclass(type(failure), BaseException):
         return [(_text(failure), "")]
     chain: list[tuple[str, str]] = []
     seen_ids: set[int] = set()
-    exc: BaseException | None = failure
-    while isinstance(exc, BaseException) and id(exc) not in seen_ids:
+    exc = failure
+    while issubclass(type(exc), BaseException) and id(exc) not in seen_ids:
         seen_ids.add(id(exc))
-        text = f"{type(exc).__name__}: {_text(exc)}"
+        text = f"{_name(type(exc))}: {_text(exc)}"
         cuda_error = _attribute(exc, "cuda_error")
-        if cuda_error:
+        if cuda_error is not None:
             text += f" [{_text(cuda_error)}]"
         chain.append((text, _source(exc)))
-        exc = exc.__cause__ or exc.__context__
+        cause = _attribute(exc, "__cause__")
+        exc = cause if cause is not None else _attribute(exc, "__context__")
     return chain
 
 
 def _text(value) -> str:
-    """``value`` as text: a str as it is, bytes decoded, anything else by its str(), and a
-    placeholder when even that raises."""
-    if isinstance(value, str):
-        return value
-    if isinstance(value, (bytes, bytearray, memoryview)):
-        return bytes(value).decode("utf-8", errors="replace")
+    """``value`` as a plain str: a str as it is, bytes decoded, anything else by its str(), and
+    a placeholder when even that raises.
+
+    A str subclass becomes a plain str (``str.__str__`` copies it without calling the subclass's
+    methods), so that its own strip(), split() or __getitem__ never run here.
+    """
+    kind = type(value)
+    if issubclass(kind, str):
+        return str.__str__(value)
     try:
+        if issubclass(kind, (bytes, bytearray, memoryview)):
+            return bytes(value).decode("utf-8", errors="replace")
         text = str(value)
-    except Exception:  # a __str__ that raises says nothing we could match
-        return f"<{type(value).__name__} whose message cannot be shown>"
-    return text if isinstance(text, str) else ""
+    except KeyboardInterrupt:
+        raise
+    except BaseException:  # a __str__ that raises (SystemExit too) says nothing
+        return f"<{_name(kind)} whose message cannot be shown>"
+    return str.__str__(text)  # str() may return a subclass of str, with methods of its own
+
+
+def _name(kind: type) -> str:
+    """A class's own name, read past a metaclass that redefines ``__name__``."""
+    return type.__dict__["__name__"].__get__(kind)
 
 
 def _attribute(value, name: str):
     """``getattr(value, name, None)``, None also when the attribute's lookup raises."""
     try:
         return getattr(value, name, None)
-    except Exception:
+    except KeyboardInterrupt:
+        raise
+    except BaseException:  # the learner's property, raising anything
         return None
 
 
 def _source(exc: BaseException) -> str:
     """One "file: source line" per frame of the exception's traceback ("" if unreadable)."""
     try:
-        frames = traceback.extract_tb(exc.__traceback__)
-    except Exception:
+        frames = traceback.extract_tb(_attribute(exc, "__traceback__"))
+        return "\n".join(f"{frame.filename}: {frame.line or ''}" for frame in frames)
+    except KeyboardInterrupt:
+        raise
+    except BaseException:  # a traceback that cannot be read matches nothing
         return ""
-    return "\n".join(f"{frame.filename}: {frame.line or ''}" for frame in frames)
 
 
 def _matches(entry: Failure, text: str, source: str) -> bool:

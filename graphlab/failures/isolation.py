@@ -17,9 +17,23 @@ Functions defined in a notebook cannot be imported by the child, so the function
 arguments are sent with cloudpickle, which copies such functions by value. Output is read with
 ``select`` on the child's pipes, which is POSIX only.
 
-The child leads a process group of its own: at the time limit the whole group is stopped, so a
-process the demonstration started (a server, a ``subprocess.Popen``) cannot outlive it, and when
-the child ends, whatever it left running in the background is stopped too.
+What the demonstration starts is stopped with it (:mod:`~graphlab.failures.process_tree` says
+how). Precisely, when :func:`isolated` returns or raises:
+
+- Every process in the child's process group has been sent SIGKILL (a server, a
+  ``subprocess.Popen`` left running), on every POSIX system.
+- On Linux, every process below the child has been killed and has ended, including one that
+  left the group (``setsid``, a new session) and one whose parent exited (a double-forked
+  daemon): the child is their subreaper, so they stay below it. This holds when fn returns or
+  raises (the child stops them before it exits) and at the time limit (the parent stops them
+  before it stops the child).
+- Not reaped without a cgroup: a process that detached from its parent when the child itself
+  died abruptly (a segfault, ``os._exit``, a signal), since the kernel then hands it to init.
+  Where this process may create a cgroup (as root, or in a delegated cgroup v2), the child runs
+  in a new one, and whatever is in it at the end is killed, whatever its parent: then nothing
+  the child started outlives the call.
+- Never reaped: a process started by a privileged helper outside the child's tree (a service
+  that a request from fn made systemd or a daemon start).
 """
 
 from __future__ import annotations
@@ -40,6 +54,7 @@ from typing import Any
 
 from graphlab.errors import GraphlabError
 
+from . import process_tree
 from .explanation import Explanation, explain
 
 __all__ = ["IsolatedFailure", "demonstrate", "isolated"]
@@ -86,7 +101,8 @@ def isolated(fn, /, *args: Any, timeout: float | None = DEFAULT_TIMEOUT_S, **kwa
     The child's stdout and stderr are copied to this process's ``sys.stdout``/``sys.stderr`` as
     they arrive. Raises :class:`IsolatedFailure` when fn raises, when the child dies (a crash,
     ``os._exit``), or when it has not finished after ``timeout`` seconds (then it is killed).
-    ``timeout=None`` waits for ever. Processes fn started are stopped with it.
+    ``timeout=None`` waits for ever. Processes fn started are stopped with it (the module's
+    docstring says precisely which).
     """
     _check_timeout(timeout)
     if _pickler.__name__ == "pickle" and getattr(fn, "__module__", None) == "__main__":
@@ -107,8 +123,9 @@ def isolated(fn, /, *args: Any, timeout: float | None = DEFAULT_TIMEOUT_S, **kwa
     out_r, out_w = ctx.Pipe(duplex=False)
     err_r, err_w = ctx.Pipe(duplex=False)
     res_r, res_w = ctx.Pipe(duplex=False)
+    cgroup = process_tree.new_cgroup()
     child = ctx.Process(
-        target=_child_main, args=(payload, out_w, err_w, res_w), name="graphlab-isolated"
+        target=_child_main, args=(payload, out_w, err_w, res_w, cgroup), name="graphlab-isolated"
     )
     child.start()
     # Both sides put the child in a group of its own, so that it is done whichever runs first.
@@ -125,6 +142,8 @@ def isolated(fn, /, *args: Any, timeout: float | None = DEFAULT_TIMEOUT_S, **kwa
         for conn in (out_r, err_r, res_r):
             conn.close()
         _stop(child)
+        if cgroup is not None:
+            process_tree.kill_cgroup(cgroup)
     return _result(outcome, stderr_tail, timed_out, child.exitcode, timeout)
 
 
@@ -159,10 +178,17 @@ def demonstrate(fn, /, *args: Any, timeout: float | None = DEFAULT_TIMEOUT_S, **
     return result
 
 
-def _child_main(payload: bytes, out_w, err_w, res_w) -> None:
-    """Entry point of the child: route output into the pipes, run fn, send back the outcome."""
+def _child_main(payload: bytes, out_w, err_w, res_w, cgroup) -> None:
+    """Entry point of the child: route output into the pipes, run fn, send back the outcome.
+
+    Before fn runs, the child leads a process group, becomes the subreaper of what fn starts and
+    joins ``cgroup`` (None: there is none); after, it stops every process below it.
+    """
     with contextlib.suppress(OSError):
         os.setpgid(0, 0)  # lead a process group, so that what fn starts can be stopped with it
+    process_tree.become_subreaper()
+    if cgroup is not None:
+        process_tree.join_cgroup(cgroup)
     os.dup2(out_w.fileno(), 1)  # C-level output (CUDA, NCCL, faulthandler) goes there too
     os.dup2(err_w.fileno(), 2)
     out_w.close()
@@ -190,6 +216,7 @@ def _child_main(payload: bytes, out_w, err_w, res_w) -> None:
         blob = _pickler.dumps(("unpicklable", f"{type(exc).__name__}: {exc}"))
     res_w.send_bytes(blob)
     res_w.close()
+    process_tree.stop_tree(os.getpid())
 
 
 def _pump(child, out_r, err_r, res_r, timeout: float | None):
@@ -221,9 +248,7 @@ def _pump(child, out_r, err_r, res_r, timeout: float | None):
             if fd == child.sentinel:
                 running = False
             elif fd == res_r.fileno():
-                # EOF: the child ended without sending, it crashed or called os._exit.
-                with contextlib.suppress(EOFError):
-                    outcome = _pickler.loads(res_r.recv_bytes())
+                outcome = _receive(res_r)
                 result_open = False
                 # Once the outcome is in, the child only has to exit: do not wait long for it.
                 deadline = time.monotonic() + _EXIT_GRACE_S
@@ -240,8 +265,28 @@ def _pump(child, out_r, err_r, res_r, timeout: float | None):
     return outcome, stderr_tail, False
 
 
+def _receive(res_r):
+    """The outcome the child sent; None when it sent none (it crashed or called os._exit).
+
+    What pickles in the child may still fail to load here: an exception class whose __init__
+    takes more than the message, a class this process cannot import.
+    """
+    try:
+        blob = res_r.recv_bytes()
+    except EOFError:
+        return None
+    try:
+        return _pickler.loads(blob)
+    except Exception as exc:
+        return ("unloadable", f"{type(exc).__name__}: {exc}")
+
+
 def _stop(child) -> None:
-    """End the child, if it still runs, and every process left in its group (what it started)."""
+    """End the child, if it still runs, and every process it started (see the module's doc)."""
+    if child.exitcode is None:
+        # Not reaped yet, so its pid is still its own: stop what is below it before the child
+        # ends and the kernel hands that to init.
+        process_tree.stop_tree(child.pid)
     _signal_group(child, signal.SIGTERM)
     child.join(_KILL_GRACE_S)
     if child.is_alive():
@@ -283,15 +328,16 @@ def _result(outcome, stderr_tail: str, timed_out: bool, exitcode: int | None, ti
     kind, value = outcome
     if kind == "ok":
         return value
-    if kind == "unpicklable":
+    if kind in _NOT_SENT:
+        message, key, cause, fix = _NOT_SENT[kind]
         raise IsolatedFailure(
-            f"the function finished but its result could not be sent back ({value})",
+            f"{message} ({value})",
             Explanation(
-                key="result-not-picklable",
-                title="The result could not be sent back from the child process",
+                key=key,
+                title="The outcome could not be sent back from the child process",
                 seen=value,
-                cause="Results travel between processes by pickling; this one cannot be pickled.",
-                fix="Return plain data (numbers, lists, dicts, CPU tensors) instead.",
+                cause=cause,
+                fix=fix,
                 lesson="",
             ),
             exitcode=exitcode,
@@ -302,6 +348,26 @@ def _result(outcome, stderr_tail: str, timed_out: bool, exitcode: int | None, ti
         exitcode=exitcode,
         child_traceback=value["traceback"],
     )
+
+
+# An outcome the child could not pickle, or that this process could not load: what to say.
+_NOT_SENT = {
+    "unpicklable": (
+        "the function finished but its result could not be sent back",
+        "result-not-picklable",
+        "Results travel between processes by pickling; this one cannot be pickled.",
+        "Return plain data (numbers, lists, dicts, CPU tensors) instead.",
+    ),
+    "unloadable": (
+        "the child's result or exception was sent back but cannot be rebuilt here",
+        "result-not-loadable",
+        "Outcomes travel between processes by pickling; this one pickled in the child but does "
+        "not load here, as happens with an exception class whose __init__ needs more arguments "
+        "than it passes to Exception (unpickling calls it with those alone).",
+        "Return plain data (numbers, lists, dicts, CPU tensors); for your own exception class, "
+        "pass every argument of __init__ on to super().__init__(...).",
+    ),
+}
 
 
 def _describe_exit(exitcode: int | None) -> str:

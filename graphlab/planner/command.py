@@ -5,6 +5,10 @@ constraints, the best plan per graph count (the Pareto list) and, with ``--compa
 figures for serving stacks' default lists. ``--trace requests.csv`` replaces ``--hist`` with
 the decode histogram of a continuous-batching model of the trace.
 
+The exact search grows with the candidate sizes times the graphs allowed; past
+:data:`SEARCH_LIMIT` (about 5 s) it is refused up front, with what to change, rather than left
+to run for minutes.
+
 ``graphlab plan measure --model decoder|mlp --sizes 1-512 --out COSTS.json`` measures a cost
 table on the GPU.
 """
@@ -16,6 +20,12 @@ import dataclasses
 import json
 
 DEFAULT_MAX_GRAPHS = 32
+# The exact search does one step per candidate size and graph count (twice: the optimum and the
+# Pareto list), about 5 µs each in Python: 2**19 of them take about 5 s on one CPU core, and a
+# million-size histogram with 32 graphs would take minutes with nothing to show. Larger plans are
+# refused up front with what to change; benchmarks/planner_speed.py's largest case (8192 sizes,
+# 64 graphs) is exactly at this limit.
+SEARCH_LIMIT = 2**19
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -36,7 +46,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--max-graphs",
-        type=int,
+        type=_whole_number,
         default=DEFAULT_MAX_GRAPHS,
         metavar="K",
         help=f"capture at most K sizes (default {DEFAULT_MAX_GRAPHS})",
@@ -47,7 +57,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--multiple-of",
-        type=int,
+        type=_whole_number,
         default=1,
         metavar="M",
         help="captured sizes must be multiples of M (tensor parallelism, speculative tokens)",
@@ -102,6 +112,19 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     measure.add_argument("--iterations", type=int, default=20, help="calls per timed repeat")
 
 
+def _whole_number(text: str) -> int:
+    """An integer flag's value, at most the largest batch size the planner holds."""
+    from .inputs import LARGEST_SIZE
+
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text[:40]!r} is not a whole number") from None
+    if abs(value) > LARGEST_SIZE:
+        raise argparse.ArgumentTypeError(f"{text[:40]} is larger than {LARGEST_SIZE:,}")
+    return value
+
+
 def run(args: argparse.Namespace) -> int:
     if getattr(args, "action", None) == "measure":
         return _measure(args)
@@ -122,7 +145,7 @@ def plan_result(args: argparse.Namespace) -> dict:
     from graphlab.errors import PlannerError
 
     from .evaluate import evaluate
-    from .inputs import load_costs, load_histogram
+    from .inputs import check_in_range, load_costs, load_histogram
     from .optimise import Constraints, best_plan, pareto
     from .presets import PRESETS, fit_to_table, preset_sizes
 
@@ -136,7 +159,6 @@ def plan_result(args: argparse.Namespace) -> dict:
                 f"--compare {args.compare!r}: name presets from {', '.join(PRESETS)}, "
                 "separated by commas"
             )
-    costs = load_costs(args.costs)
     source: dict = {}
     if args.trace is not None:
         from .trace import BatchingModel, decode_histogram, read_requests
@@ -157,8 +179,12 @@ def plan_result(args: argparse.Namespace) -> dict:
         batch_sizes=len(histogram.sizes),
         largest_batch=int(histogram.sizes[-1]),
     )
+    # Before the cost table is read: a search too large is refused without reading it.
+    _check_search_size(histogram, constraints)
+    costs = load_costs(args.costs)
     # Priced before planning, so a histogram beyond the cost table fails with its own message.
     costs.positions(histogram.sizes)
+    check_in_range(histogram, costs)
 
     best = best_plan(histogram, costs, constraints)
     result = {
@@ -179,6 +205,27 @@ def plan_result(args: argparse.Namespace) -> dict:
                 "within_max_graphs": plan.graphs <= constraints.max_graphs,
             }
     return result
+
+
+def _check_search_size(histogram, constraints) -> None:
+    """Refuse a plan whose exact search could exceed :data:`SEARCH_LIMIT` steps.
+
+    The planner keeps at most one candidate size per batch size of the histogram, and among the
+    multiples of ``--multiple-of`` at most those up to the largest batch and one above it, so
+    the bound needs no cost table.
+    """
+    from graphlab.errors import PlannerError
+
+    largest = int(histogram.sizes[-1])
+    candidates = min(len(histogram.sizes), largest // constraints.multiple_of + 1)
+    graphs = min(constraints.max_graphs, candidates)
+    if candidates * graphs > SEARCH_LIMIT:
+        raise PlannerError(
+            f"planning {candidates:,} batch sizes for up to {graphs} graphs takes "
+            f"{candidates * graphs:,} search steps, over the {SEARCH_LIMIT:,} (about 5 s) the "
+            "planner allows: bucket the histogram's batch sizes, capture multiples of a step "
+            "(--multiple-of) or lower --max-graphs"
+        )
 
 
 def _from_args(cls, args: argparse.Namespace):

@@ -14,7 +14,10 @@ at that batch size, ``capture_s[i]`` what capturing it costs at start-up and ``g
 memory the graph keeps. ``meta`` (optional, free-form) says where the numbers came from.
 
 Everything wrong with an input is a :class:`~graphlab.errors.PlannerError` whose one
-line names the value and says what to do; nothing is silently dropped or repaired.
+line names the value and says what to do; nothing is silently dropped or repaired. Batch sizes
+are held as 64-bit integers, so a size above :data:`LARGEST_SIZE` is refused; counts and costs
+are floats, so a count, a cost or a sum of them beyond a float's range is refused too, instead of
+becoming ``inf`` and then ``nan`` in the figures.
 """
 
 from __future__ import annotations
@@ -22,6 +25,8 @@ from __future__ import annotations
 import json
 import math
 import os
+import re
+import stat
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -30,10 +35,27 @@ import numpy as np
 
 from graphlab.errors import PlannerError
 
-__all__ = ["COST_FIELDS", "CostTable", "Histogram", "load_costs", "load_histogram", "read_json"]
+__all__ = [
+    "COST_FIELDS",
+    "LARGEST_SIZE",
+    "CostTable",
+    "Histogram",
+    "check_in_range",
+    "check_regular_file",
+    "load_costs",
+    "load_histogram",
+    "read_json",
+]
 
 # The per-size arrays of a cost table, in the order COSTS.json documents them.
 COST_FIELDS = ("replay_us", "eager_us", "capture_s", "graph_mib")
+
+# The largest batch size the planner holds: sizes live in int64 arrays.
+LARGEST_SIZE = int(np.iinfo(np.int64).max)
+_SIZES = f"whole numbers from 1 to {LARGEST_SIZE:,}"
+_FLOAT_MAX = f"{np.finfo(float).max:.3g}"
+# Only 0-9: str.isdigit() also takes "²" and "٣", which int() refuses.
+_DIGITS = re.compile(r"[0-9]+")
 
 
 def _no_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
@@ -47,8 +69,25 @@ def _no_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     return seen
 
 
+def check_regular_file(path: str | os.PathLike, what: str) -> None:
+    """Refuse an empty path (the current folder) and what is not a regular file: a folder, or a
+    FIFO or device, which opening would block on or read for ever."""
+    if not os.fspath(path).strip():
+        raise PlannerError(f"the {what} file's path is empty: give the file's name")
+    try:
+        mode = os.stat(path).st_mode
+    except FileNotFoundError:
+        raise PlannerError(f"{what} file {path} does not exist: check the path") from None
+    except OSError as exc:
+        raise PlannerError(f"cannot read {what} file {path} ({exc.strerror}): check it") from None
+    if not stat.S_ISREG(mode):
+        kind = "a folder" if stat.S_ISDIR(mode) else "a FIFO, device or socket"
+        raise PlannerError(f"{what} file {path} is {kind}: give a regular file")
+
+
 def read_json(path: str | os.PathLike, what: str) -> Any:
     """The JSON value in ``path``; ``what`` names the file in messages ("histogram", ...)."""
+    check_regular_file(path, what)
     try:
         with open(path, encoding="utf-8") as handle:
             text = handle.read()
@@ -67,32 +106,71 @@ def read_json(path: str | os.PathLike, what: str) -> Any:
         ) from None
     except PlannerError as exc:
         raise PlannerError(f"{what} file {path}: {exc}") from None
+    except RecursionError:
+        raise PlannerError(
+            f"{what} file {path} nests arrays or objects too deeply to read: a {what} is one "
+            "flat object (see graphlab plan --help)"
+        ) from None
+    except ValueError:
+        # json reads a number of more than sys.get_int_max_str_digits() digits as a ValueError.
+        raise PlannerError(
+            f"{what} file {path} holds a number too long to read: write plain numbers"
+        ) from None
+
+
+def _shown(value: Any) -> str:
+    """``value`` as a message shows it: a huge int by its size, a long text cut short."""
+    if isinstance(value, int) and not isinstance(value, bool) and value.bit_length() > 64:
+        return f"a {int(math.log10(abs(value))) + 1}-digit number"
+    text = repr(value)
+    return text if len(text) <= 40 else f"{text[:30]}… ({len(text):,} characters)"
 
 
 def _number(value: Any, where: str) -> float:
     """``value`` as a finite float; bools, strings, NaN and infinities are refused."""
     if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise PlannerError(f"{where} is {value!r}, not a number: write a plain JSON number")
-    if not math.isfinite(value):
-        raise PlannerError(f"{where} is {value!r}: every value must be a finite number")
-    return float(value)
+        raise PlannerError(f"{where} is {_shown(value)}, not a number: write a plain JSON number")
+    try:
+        number = float(value)
+    except OverflowError:
+        number = math.inf
+    if not math.isfinite(number):
+        raise PlannerError(
+            f"{where} is {_shown(value)}: every value must be a finite number (at most "
+            f"{_FLOAT_MAX})"
+        )
+    return number
 
 
 def _batch_size(text: Any, where: str) -> int:
-    """A histogram key such as ``"16"`` as a positive int."""
-    if isinstance(text, str) and text.strip().isdigit():
-        size = int(text)
-        if size >= 1:
+    """A histogram key such as ``"16"`` as an int from 1 to :data:`LARGEST_SIZE`."""
+    digits = text.strip() if isinstance(text, str) else ""
+    # Length first: int() refuses more than sys.get_int_max_str_digits() digits with a ValueError.
+    if _DIGITS.fullmatch(digits) and len(digits.lstrip("0")) <= len(str(LARGEST_SIZE)):
+        size = int(digits)
+        if 1 <= size <= LARGEST_SIZE:
             return size
-    raise PlannerError(f"{where} {text!r} is not a batch size: use whole numbers from 1 up as keys")
+    raise PlannerError(f"{where} {_shown(text)} is not a batch size: use {_SIZES} as keys")
 
 
 def _table_size(value: Any, index: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= LARGEST_SIZE:
         raise PlannerError(
-            f"the cost table's sizes[{index}] is {value!r}: sizes are whole numbers from 1 up"
+            f"the cost table's sizes[{index}] is {_shown(value)}: sizes are {_SIZES}"
         )
     return value
+
+
+def _finite_sum(values: np.ndarray, what: str) -> None:
+    """Refuse ``values`` whose sum a float cannot hold (it would print as inf, then nan)."""
+    try:
+        total = math.fsum(values)
+    except OverflowError:  # fsum's way of saying the sum is beyond a float
+        total = math.inf
+    if not math.isfinite(total):
+        raise PlannerError(
+            f"{what} add up to more than a float holds ({_FLOAT_MAX}): scale them down"
+        )
 
 
 @dataclass(frozen=True, eq=False)
@@ -156,6 +234,9 @@ class CostTable:
                     "costs cannot be negative"
                 )
             costs[name] = np.asarray(values, dtype=float)[order]
+        for name in ("capture_s", "graph_mib"):
+            # A plan adds up the start-up time and memory of its graphs.
+            _finite_sum(costs[name], f"the cost table's {name}")
         meta = data.get("meta", {})
         if not isinstance(meta, Mapping):
             raise PlannerError("the cost table's meta must be a JSON object (or left out)")
@@ -219,8 +300,8 @@ class Histogram:
             count = _number(value, f"the histogram's count for batch size {size}")
             if count < 0:
                 raise PlannerError(
-                    f"the histogram's count for batch size {size} is {value!r}: counts cannot be "
-                    "negative"
+                    f"the histogram's count for batch size {size} is {_shown(value)}: counts "
+                    "cannot be negative"
                 )
             pairs.append((size, count))
         if len({size for size, _ in pairs}) != len(pairs):
@@ -231,6 +312,7 @@ class Histogram:
         if not pairs:
             raise PlannerError("the histogram holds no steps: give at least one positive count")
         sizes, counts = zip(*pairs, strict=True)
+        _finite_sum(counts, "the histogram's counts")
         return cls(np.asarray(sizes, dtype=np.int64), np.asarray(counts, dtype=float))
 
     @classmethod
@@ -249,6 +331,26 @@ class Histogram:
     def total(self) -> float:
         """All steps in the histogram."""
         return float(self.counts.sum())
+
+
+def check_in_range(histogram: Histogram, costs: CostTable) -> None:
+    """Refuse a histogram and cost table whose figures a float cannot hold.
+
+    Every total a plan adds up (step time, rows computed, padded rows) is at most the histogram's
+    steps times the table's largest cost or size; past a float's range it would print as ``inf``
+    and its ratios as ``nan``. Only the counts' proportions matter, so scaling them down helps.
+    """
+    steps = histogram.total
+    for what, largest in (
+        ("µs per step", max(float(costs.eager_us.max()), float(costs.replay_us.max()))),
+        ("rows per step", float(costs.sizes[-1])),
+    ):
+        if not math.isfinite(steps * largest):
+            raise PlannerError(
+                f"the histogram's {steps:.3g} steps at up to {largest:.3g} {what} add up to more "
+                f"than a float holds ({_FLOAT_MAX}): scale the counts down (only their "
+                "proportions matter)"
+            )
 
 
 def load_costs(path: str | os.PathLike) -> CostTable:

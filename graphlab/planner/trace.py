@@ -41,13 +41,14 @@ import numpy as np
 
 from graphlab.errors import PlannerError
 
-from .inputs import Histogram
+from .inputs import Histogram, check_regular_file
 
 __all__ = ["BatchingModel", "Requests", "decode_histogram", "read_requests"]
 
 # Python 3.10's datetime.fromisoformat accepts at most 6 fractional digits; the Azure traces
 # write 7. The extra digits (below a microsecond) are cut.
 _FRACTION = re.compile(r"^(.*\.\d{1,6})\d*$")
+_TOKENS = re.compile(r"[0-9]{1,18}")
 
 
 @dataclass(frozen=True, eq=False)
@@ -102,15 +103,18 @@ def _seconds(text: str, row: int) -> float | datetime:
 
 
 def _tokens(text: str, row: int, what: str) -> int:
-    if not text.strip().isdigit():
+    digits = text.strip()
+    # 0-9 only (isdigit() takes "²" too), and few enough that the count fits an int64.
+    if not _TOKENS.fullmatch(digits):
         raise PlannerError(
-            f"row {row}: {what} {text!r} is not a whole number of tokens (0 or more)"
+            f"row {row}: {what} {text[:40]!r} is not a whole number of tokens (0 to 18 digits)"
         )
-    return int(text)
+    return int(digits)
 
 
 def read_requests(path: str | os.PathLike) -> Requests:
     """The requests in the CSV trace ``path``, sorted by arrival."""
+    check_regular_file(path, "trace")
     try:
         with open(path, newline="", encoding="utf-8-sig") as handle:
             rows = list(csv.reader(handle))

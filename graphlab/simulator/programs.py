@@ -68,7 +68,7 @@ def _durations(name: str, values) -> np.ndarray:
     bad = ~((array >= 0) & (array <= MAX_DURATION_US))  # also catches NaN
     if np.any(bad):
         raise SimulatorError(
-            f"{name} must be between 0 and {MAX_DURATION_US:g} µs, got {array[bad][0]!r}: "
+            f"{name} must be between 0 and {MAX_DURATION_US:g} µs, got {float(array[bad][0])!r}: "
             "pass non-negative, finite durations"
         )
     return array

@@ -14,6 +14,8 @@ import gzip
 import json
 import os
 import re
+import stat
+import sys
 import zlib
 from decimal import Decimal
 from pathlib import Path
@@ -24,7 +26,13 @@ from graphlab.errors import TraceError
 from graphlab.support.memory import describe_bytes, missing_bytes
 from graphlab.support.printable import printable
 
-__all__ = ["is_python_only", "parse_error", "python_json", "read_bytes"]
+__all__ = [
+    "is_python_only",
+    "objects_with_repeated_keys",
+    "parse_error",
+    "python_json",
+    "read_bytes",
+]
 
 # Numbers Python's json reads and writes, which strict JSON (and msgspec) does not know.
 PYTHON_ONLY_TOKENS = (b"NaN", b"Infinity", b"-Infinity")
@@ -45,7 +53,9 @@ def read_bytes(path: Path, limit: int, memory_factor: float, advice: str) -> byt
     if not path.exists():
         raise TraceError(f"{shown}: no such file; {advice}")
     if not path.is_file():
-        raise TraceError(f"{shown}: not a file (a folder?); pass the trace's .json file")
+        raise TraceError(
+            f"{shown}: is {_kind_of_file(path)}, not a regular file; pass the trace's .json file"
+        )
     size = path.stat().st_size
     if size == 0:
         raise TraceError(f"{shown}: the file is empty; {advice}")
@@ -60,6 +70,24 @@ def read_bytes(path: Path, limit: int, memory_factor: float, advice: str) -> byt
     except OSError as exc:
         reason = exc.strerror or exc
         raise TraceError(f"{shown}: cannot be read ({reason}); check the file") from None
+
+
+def _kind_of_file(path: Path) -> str:
+    """What ``path``, which exists and is not a regular file, is: "a folder", "a FIFO", ..."""
+    try:
+        mode = path.stat().st_mode
+    except OSError:
+        return "not readable"
+    for test, kind in (
+        (stat.S_ISDIR, "a folder"),
+        (stat.S_ISFIFO, "a FIFO (named pipe)"),
+        (stat.S_ISCHR, "a character device"),
+        (stat.S_ISBLK, "a block device"),
+        (stat.S_ISSOCK, "a socket"),
+    ):
+        if test(mode):
+            return kind
+    return "not a file"
 
 
 def _check_size(path: str, size: int, limit: int, memory_factor: float, what: str = "") -> None:
@@ -143,10 +171,34 @@ def python_json(path: str, data: bytes, advice: str):
         ) from None
     except UnicodeDecodeError:
         raise TraceError(f"{path}: not a text JSON file; {advice}") from None
-    except ValueError as exc:  # e.g. an integer with thousands of digits
-        raise TraceError(f"{path}: holds a value no trace has ({exc}); {advice}") from None
+    except ValueError:  # json's only other ValueError: an integer with too many digits
+        raise TraceError(
+            f"{path}: holds a number of more than {sys.get_int_max_str_digits():,} digits, "
+            f"which no trace has; {advice}"
+        ) from None
     except RecursionError:
         raise TraceError(f"{path}: JSON nested too deeply to be a trace; {advice}") from None
+
+
+def objects_with_repeated_keys(data: bytes | bytearray) -> int:
+    """How many JSON objects in ``data`` hold a key twice (0 when ``data`` is not JSON).
+
+    JSON readers keep one of the two values silently, so an event that repeats ``"ts"`` is read
+    with one of its two times and nothing says so.
+    """
+    repeated = 0
+
+    def pairs(items: list) -> dict:
+        nonlocal repeated
+        if len({key for key, _ in items}) != len(items):
+            repeated += 1
+        return dict(items)
+
+    try:
+        json.loads(data, object_pairs_hook=pairs)
+    except (ValueError, RecursionError):  # the reading proper says what is wrong with it
+        return 0
+    return repeated
 
 
 def is_python_only(data: bytes, exc: msgspec.DecodeError) -> bool:

@@ -67,7 +67,7 @@ def read_json(path: str | os.PathLike) -> Any:
     Numbers with a fraction are read as :class:`decimal.Decimal`, so no digit is lost; ``NaN``
     and ``Infinity``, which Python's json writes, are read too.
     """
-    p = Path(path)
+    p = _path(path)
     data = _file_bytes(p, _PYTHON_JSON_MEMORY)
     try:
         return _EXACT_JSON.decode(data)
@@ -84,7 +84,7 @@ def load_trace(src) -> EventTable:
     (:class:`~.events.TraceWarning`) about events that are suspect but do not stop the analysis.
     """
     if isinstance(src, (str, os.PathLike)):
-        table, notes = _load_file(Path(src), str(src))
+        table, notes = _load_file(_path(src), str(src))
     elif isinstance(src, dict):
         table, notes = _load_parsed(src, None)
     elif hasattr(src, "export_chrome_trace"):
@@ -117,6 +117,13 @@ class _Document(msgspec.Struct, gc=False):
 _EXACT_JSON = msgspec.json.Decoder(float_hook=Decimal)
 _DOCUMENT = msgspec.json.Decoder(_Document | list[msgspec.Raw])
 _EVENT_TEXTS = msgspec.json.Decoder(list[msgspec.Raw])
+
+
+def _path(src: str | os.PathLike) -> Path:
+    """``src`` as a Path; an empty one is refused (Path("") is the current folder)."""
+    if not os.fspath(src).strip():
+        raise TraceError("the trace's path is empty: pass the trace's .json file")
+    return Path(src)
 
 
 def _file_bytes(p: Path, memory_factor: float) -> bytes | bytearray:
