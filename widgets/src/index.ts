@@ -27,6 +27,7 @@ import { IStatusBar } from '@jupyterlab/statusbar';
 
 import { postAPI } from './api';
 import { CourseModel } from './course';
+import { PristineOnOpen } from './pristine';
 import { CourseSidebar, CourseStatus, SIDEBAR_ID, courseIcon } from './sidebar';
 import { SolutionBars, nextHiddenSolution, toggleSolution } from './solutions';
 import { addTour, launchTour } from './tour';
@@ -183,6 +184,7 @@ const solutions: JupyterFrontEndPlugin<void> = {
   optional: [ICommandPalette],
   activate: (app: JupyterFrontEnd, tracker: INotebookTracker, palette: ICommandPalette | null) => {
     app.docRegistry.addWidgetExtension('Notebook', new SolutionBars());
+    app.docRegistry.addWidgetExtension('Notebook', new PristineOnOpen());
     app.commands.addCommand(CommandIDs.showSolution, {
       label: 'Show solution',
       caption: 'Reveal the next hidden solution at or after the active cell',
