@@ -27,6 +27,7 @@ import shlex
 from IPython.core.error import UsageError
 from IPython.core.magic import Magics, cell_magic, line_magic, magics_class
 
+from graphlab.course import progress
 from graphlab.errors import GraphlabError, NeedsGPUError
 
 __all__ = ["RUN_SOLUTIONS", "GraphlabMagics", "load_ipython_extension"]
@@ -90,6 +91,8 @@ class GraphlabMagics(Magics):
                 f"`%%solution {exercise} --revealed`) to use it."
             )
             return
+        # From now on a pass of this exercise in this kernel is a revealed one, not the learner's.
+        progress.solution_ran(exercise)
         result = self.shell.run_cell(cell, store_history=False)
         if not result.success:
             # Its traceback is already shown; failing the cell too stops Run All and nbval here.
