@@ -236,11 +236,8 @@ def test_a_store_written_before_how_existed_counts_its_passes_as_own(store, cour
     store.parent.mkdir(parents=True)
     entry = {"lesson": "00_start_here", "exercise": "busy_fraction", "passed": True}
     entry["when"] = "2026-01-01T00:00:00+00:00"
-    store.write_text(
-        json.dumps(
-            {"schema": "graphlab.progress/1", "lessons": {"00_start_here": {"busy_fraction": entry}}}
-        )
-    )
+    lessons = {"00_start_here": {"busy_fraction": entry}}
+    store.write_text(json.dumps({"schema": "graphlab.progress/1", "lessons": lessons}))
     row = report(course, load())["lessons"][0]
     assert (row["passed"], row["revealed"]) == (["busy_fraction"], [])
 
