@@ -41,6 +41,7 @@ from test_browser import (
 )
 
 from graphlab import Timeline
+from graphlab.cli.lab import lab_environment
 from graphlab.cli.magics import RUN_SOLUTIONS
 from graphlab.course import progress
 from graphlab.widgets.figures import LOD_EVENTS
@@ -101,11 +102,15 @@ def jupyter(tmp: Path, app: str = "lab", tour: bool = False):
     many_kernels(root / "traces" / "many.json")
     config = tmp / "config"
     (config / "labconfig").mkdir(parents=True)
-    # No news toast, and no tour overlay unless asked for.
-    disabled = {
-        "@jupyterlab/apputils-extension:announcements": True,
-        "jupyterlab-tour:plugin" if not tour else "jupyterlab-tour:default-tours": True,
-    }
+    # With the tour, the course's own page config (graphlab lab's) decides what shows: the tests
+    # check that it turns off the news prompt and jupyterlab-tour's own tours. Without, no news
+    # prompt and no tour overlay covers what the test clicks.
+    disabled = {}
+    if not tour:
+        disabled = {
+            "@jupyterlab/apputils-extension:announcements": True,
+            "jupyterlab-tour:plugin": True,
+        }
     (config / "labconfig" / "page_config.json").write_text(
         json.dumps({"disabledExtensions": disabled})
     )
@@ -117,7 +122,8 @@ def jupyter(tmp: Path, app: str = "lab", tour: bool = False):
     extensions = tmp / "share" / "labextensions"
     extensions.mkdir(parents=True)
     (extensions / "cuda-graphlab").symlink_to(BUILD)
-    env = {k: v for k, v in os.environ.items() if k != RUN_SOLUTIONS} | {
+    base_env = {k: v for k, v in os.environ.items() if k != RUN_SOLUTIONS}
+    env = (lab_environment(base_env) if tour else base_env) | {
         progress.ENV: str(store),
         "JUPYTER_CONFIG_DIR": str(config),
         "JUPYTER_DATA_DIR": str(tmp / "data"),

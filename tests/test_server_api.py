@@ -109,6 +109,7 @@ async def test_lessons_with_progress(jp_fetch, course, store):
                 "title": "Start here",
                 "exercises": [],
                 "passed": [],
+                "revealed": [],
                 "failed": [],
             },
             {
@@ -119,6 +120,7 @@ async def test_lessons_with_progress(jp_fetch, course, store):
                 "title": "Static inputs",
                 "exercises": ["copy_in", "rebind"],
                 "passed": ["rebind"],
+                "revealed": [],
                 "failed": ["copy_in"],
             },
         ],

@@ -166,12 +166,28 @@ const course: JupyterFrontEndPlugin<void> = {
     }
 
     // The first-run tour: once the course folder has lessons, for someone who has not seen it.
+    // It is a tour of a lesson, so it is offered once one is open (a lesson opened from the URL
+    // opens just after the app is restored), with that lesson's steps.
     void app.restored.then(async () => {
       await model.refresh();
-      if ((model.lessons?.lessons.length ?? 0) > 0 && (await addTour(commands))) {
-        shell.activateById(SIDEBAR_ID);
-        await launchTour(commands, tracker, false);
+      if ((model.lessons?.lessons.length ?? 0) === 0 || !(await addTour(commands))) {
+        return;
       }
+      const offer = () => {
+        shell.activateById(SIDEBAR_ID);
+        void launchTour(commands, tracker, false);
+      };
+      if (tracker.currentWidget) {
+        offer();
+        return;
+      }
+      const once = () => {
+        if (tracker.currentWidget) {
+          tracker.currentChanged.disconnect(once);
+          offer();
+        }
+      };
+      tracker.currentChanged.connect(once);
     });
   }
 };
