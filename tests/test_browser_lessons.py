@@ -19,8 +19,8 @@ import shutil
 from pathlib import Path
 
 import pytest
-from test_browser_course import APP, UI_S, browser_page, jupyter, save
 from test_browser import SERVER_START_S, TOKEN
+from test_browser_course import APP, UI_S, browser_page, jupyter, save
 
 pytestmark = pytest.mark.browser
 

@@ -44,6 +44,11 @@ SOURCE_PATTERNS = (
     "style/*",
 )
 STAMP = "stamp.json"
+# Files of the repository outside widgets/ that the build reads, and where it puts them: the
+# cell metadata schema is defined once, in the Python package, and imported by solutions.ts.
+SHARED = {
+    ROOT / "graphlab" / "course" / "cell_metadata.schema.json": "src/cell_metadata.schema.json"
+}
 
 
 def source_files(widgets: Path = WIDGETS) -> list[Path]:
@@ -53,11 +58,13 @@ def source_files(widgets: Path = WIDGETS) -> list[Path]:
 
 
 def source_digest(widgets: Path = WIDGETS) -> str:
-    """SHA-256 over every source file's relative path and bytes."""
+    """SHA-256 over every source file's relative path and bytes, the shared files included."""
     digest = hashlib.sha256()
-    for relative in source_files(widgets):
-        digest.update(relative.as_posix().encode() + b"\0")
-        digest.update((widgets / relative).read_bytes() + b"\0")
+    sources = [(r.as_posix(), widgets / r) for r in source_files(widgets)]
+    sources += [(target, origin) for origin, target in SHARED.items()]
+    for relative, path in sorted(sources):
+        digest.update(relative.encode() + b"\0")
+        digest.update(path.read_bytes() + b"\0")
     return digest.hexdigest()
 
 
@@ -76,8 +83,10 @@ def build(scratch: Path) -> Path:
     for relative in source_files():
         (work / relative).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy2(WIDGETS / relative, work / relative)
+    for origin, target in SHARED.items():
+        shutil.copy2(origin, work / target)
     run(["npm", "ci", "--no-audit", "--no-fund", "--ignore-scripts"], work)
-    output = (work / json.loads((work / "package.json").read_text())["jupyterlab"]["outputDir"])
+    output = work / json.loads((work / "package.json").read_text())["jupyterlab"]["outputDir"]
     output = output.resolve()
     # build-labextension wants the core metadata as <dir>/package.json.
     core = scratch / "core"
@@ -89,7 +98,7 @@ def build(scratch: Path) -> Path:
     builder = work / "node_modules/@jupyterlab/builder/lib/build-labextension.js"
     run(["node", str(builder), "--core-path", str(core), "."], work)
     shutil.copy2(work / "install.json", output / "install.json")
-    stamp = {"sources_sha256": source_digest(work), "files": len(source_files(work))}
+    stamp = {"sources_sha256": source_digest(), "files": len(source_files()) + len(SHARED)}
     (output / STAMP).write_text(json.dumps(stamp, indent=2) + "\n")
     return output
 

@@ -10,7 +10,8 @@ Three magics:
   (default ``timeline``). It needs a GPU; on a machine without one it says where to find recorded
   timelines instead. Remember that profiling slows eager launches down: use the picture for its
   shape, and time without the profiler (``graphlab.compare``).
-- ``%%solution ID [--revealed]`` heads an exercise's solution cell. The body runs (in the
+- ``%%solution ID [--revealed]`` heads an exercise's solution cell (its metadata follows
+  ``graphlab/course/cell_metadata.schema.json``). The body runs (in the
   notebook's namespace, so it defines what the exercise asks for) only when the learner asks for
   it: with ``--revealed``, which the course extension's "Show solution" adds, or when the
   environment variable ``GRAPHLAB_RUN_SOLUTIONS`` is ``1`` (the notebook tests and the tools that
@@ -20,6 +21,7 @@ Three magics:
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shlex
@@ -28,6 +30,7 @@ from IPython.core.error import UsageError
 from IPython.core.magic import Magics, cell_magic, line_magic, magics_class
 
 from graphlab.course import progress
+from graphlab.course.lessons import CELL_METADATA_SCHEMA
 from graphlab.errors import GraphlabError, NeedsGPUError
 
 __all__ = ["RUN_SOLUTIONS", "GraphlabMagics", "load_ipython_extension"]
@@ -36,7 +39,12 @@ __all__ = ["RUN_SOLUTIONS", "GraphlabMagics", "load_ipython_extension"]
 RUN_SOLUTIONS = "GRAPHLAB_RUN_SOLUTIONS"
 # Commands that make no sense inside a notebook: `lab` starts a JupyterLab server of its own.
 _NOT_IN_A_NOTEBOOK = ("lab",)
-_EXERCISE_ID = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]*")
+# An exercise id as the cell metadata schema defines it (graphlab/course/cell_metadata.schema.json).
+_EXERCISE_ID = re.compile(
+    json.loads(CELL_METADATA_SCHEMA.read_text(encoding="utf-8"))["properties"]["exercise"][
+        "pattern"
+    ]
+)
 
 
 @magics_class
