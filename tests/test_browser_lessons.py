@@ -131,6 +131,7 @@ def test_opening_and_closing_every_lesson_leaves_it_unmodified(tmp_path):
         buttons.nth(len(LESSONS) + 1).wait_for(timeout=UI_S * 1000)  # plus the two test ones
         for lesson in LESSONS:
             before = (root / lesson).read_bytes()
+            page.evaluate(f"() => {APP}.shell.activateById('graphlab-course-sidebar')")
             page.locator(f"#graphlab-course-sidebar button[title='Open {lesson}']").click()
             # The kernel has started and said which language it runs: the moment a lesson
             # used to turn modified.

@@ -9,11 +9,7 @@
  * Nothing requires JupyterLab's own shell: the same plugins load in Notebook 7 (which has no
  * status bar, hence optional).
  */
-import {
-  ILayoutRestorer,
-  JupyterFrontEnd,
-  JupyterFrontEndPlugin
-} from '@jupyterlab/application';
+import { ILayoutRestorer, JupyterFrontEnd, JupyterFrontEndPlugin } from '@jupyterlab/application';
 import {
   Dialog,
   ICommandPalette,
@@ -273,7 +269,7 @@ const traceViewer: JupyterFrontEndPlugin<void> = {
             label: 'Trace file, relative to the Jupyter root folder',
             placeholder: 'trace.json'
           });
-          path = result.button.accept ? result.value ?? undefined : undefined;
+          path = result.button.accept ? (result.value ?? undefined) : undefined;
         }
         if (path) {
           return app.commands.execute('docmanager:open', { path, factory: FACTORY });

@@ -64,9 +64,10 @@ export function keepCleanOnKernelMetadata(model: ICleanableModel): () => void {
 }
 
 /** The widget extension: every notebook panel, from the moment its model exists. */
-export class PristineOnOpen
-  implements DocumentRegistry.IWidgetExtension<NotebookPanel, INotebookModel>
-{
+export class PristineOnOpen implements DocumentRegistry.IWidgetExtension<
+  NotebookPanel,
+  INotebookModel
+> {
   createNew(panel: NotebookPanel): IDisposable {
     const stop = keepCleanOnKernelMetadata(panel.context.model);
     let disposed = false;

@@ -121,7 +121,7 @@ export class CourseStatus extends Widget {
     const short = !backend
       ? 'backend…'
       : backend.name === 'cuda'
-        ? backend.gpu ?? 'CUDA'
+        ? (backend.gpu ?? 'CUDA')
         : backend.name === 'emulator'
           ? 'CPU emulator'
           : 'backend unknown';

@@ -152,9 +152,10 @@ class SolutionBar extends Widget {
 }
 
 /** Puts a SolutionBar on every solution cell of every notebook, including cells added later. */
-export class SolutionBars
-  implements DocumentRegistry.IWidgetExtension<NotebookPanel, INotebookModel>
-{
+export class SolutionBars implements DocumentRegistry.IWidgetExtension<
+  NotebookPanel,
+  INotebookModel
+> {
   createNew(panel: NotebookPanel): IDisposable {
     const decorate = () => {
       for (const cell of panel.content.widgets) {
@@ -169,8 +170,6 @@ export class SolutionBars
       decorate();
       panel.content.model?.cells.changed.connect(decorate);
     });
-    return new DisposableDelegate(() =>
-      panel.content.model?.cells.changed.disconnect(decorate)
-    );
+    return new DisposableDelegate(() => panel.content.model?.cells.changed.disconnect(decorate));
   }
 }
