@@ -292,3 +292,18 @@ def test_progress_command_reports_a_damaged_store_in_one_line(store, course, cap
     assert err.startswith(f"graphlab progress: {store} is not a graphlab progress file")
     assert err.count("\n") == 1
     assert run_cli(capsys, "progress", "--reset")[0] == 0
+
+
+def test_progress_belongs_to_the_user_account_so_two_workspaces_share_it(tmp_path, monkeypatch):
+    # What the sidebar says: a learner with two workspaces (two course folders, two JupyterLab
+    # servers) sees one progress, kept in the account's Jupyter data directory.
+    monkeypatch.delenv(ENV, raising=False)
+    monkeypatch.setenv("JUPYTER_DATA_DIR", str(tmp_path / "account"))
+    monkeypatch.setattr(progress, "_solutions_run", set())
+    for name in ("workspace-a", "workspace-b"):
+        (tmp_path / name).mkdir()
+    monkeypatch.chdir(tmp_path / "workspace-a")
+    record("03_outputs", "check_keep_outputs", True)
+    monkeypatch.chdir(tmp_path / "workspace-b")
+    assert load()["03_outputs"]["check_keep_outputs"]["passed"] is True
+    assert store_path() == tmp_path / "account" / "graphlab" / "progress.json"
