@@ -239,12 +239,23 @@ def test_sidebar_status_bar_and_solutions_in_jupyterlab(tmp_path, monkeypatch):
         assert status.inner_text().endswith("· course 0/2")
         save(sidebar, "course_sidebar.png")
 
-        # A check result stored while a cell runs shows up without a reload.
+        # A check result stored while a cell runs shows up without a reload; this pass came
+        # after the solution ran in the kernel, and the sidebar says so.
+        monkeypatch.setattr(progress, "_solutions_run", {"tiny"})  # as %%solution would
         progress.record("01_tiny", "tiny", True)  # as the lesson's checker would
         page.locator(".jp-Cell").last.click()
         page.keyboard.press("Shift+Enter")
         wait_until(page, STATUS_SAYS.format(text="course 1/2"))
-        assert " ".join(lessons.first.inner_text().split()) == "01 Tiny exercise 1/1"
+        assert " ".join(lessons.first.inner_text().split()) == "01 Tiny exercise 1/1 (1 revealed)"
+        assert sidebar.locator(".graphlab-Sidebar-overall").inner_text() == (
+            "Exercises passed: 1/2, 1 of them after revealing the solution"
+        )
+        assert (
+            sidebar.locator(".graphlab-Sidebar-scope")
+            .inner_text()
+            .startswith("Progress belongs to your user account")
+        )
+        monkeypatch.setattr(progress, "_solutions_run", set())
         save(page.locator("#jp-main-statusbar"), "course_status_bar.png")
 
         # Reset progress, confirmed in its dialog, empties the store and both views.
