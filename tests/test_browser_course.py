@@ -41,6 +41,7 @@ from test_browser import (
 )
 
 from graphlab import Timeline
+from graphlab.cli.lab import lab_environment
 from graphlab.cli.magics import RUN_SOLUTIONS
 from graphlab.course import progress
 from graphlab.widgets.figures import LOD_EVENTS
@@ -101,11 +102,15 @@ def jupyter(tmp: Path, app: str = "lab", tour: bool = False):
     many_kernels(root / "traces" / "many.json")
     config = tmp / "config"
     (config / "labconfig").mkdir(parents=True)
-    # No news toast, and no tour overlay unless asked for.
-    disabled = {
-        "@jupyterlab/apputils-extension:announcements": True,
-        "jupyterlab-tour:plugin" if not tour else "jupyterlab-tour:default-tours": True,
-    }
+    # With the tour, the course's own page config (graphlab lab's) decides what shows: the tests
+    # check that it turns off the news prompt and jupyterlab-tour's own tours. Without, no news
+    # prompt and no tour overlay covers what the test clicks.
+    disabled = {}
+    if not tour:
+        disabled = {
+            "@jupyterlab/apputils-extension:announcements": True,
+            "jupyterlab-tour:plugin": True,
+        }
     (config / "labconfig" / "page_config.json").write_text(
         json.dumps({"disabledExtensions": disabled})
     )
@@ -117,7 +122,8 @@ def jupyter(tmp: Path, app: str = "lab", tour: bool = False):
     extensions = tmp / "share" / "labextensions"
     extensions.mkdir(parents=True)
     (extensions / "cuda-graphlab").symlink_to(BUILD)
-    env = {k: v for k, v in os.environ.items() if k != RUN_SOLUTIONS} | {
+    base_env = {k: v for k, v in os.environ.items() if k != RUN_SOLUTIONS}
+    env = (lab_environment(base_env) if tour else base_env) | {
         progress.ENV: str(store),
         "JUPYTER_CONFIG_DIR": str(config),
         "JUPYTER_DATA_DIR": str(tmp / "data"),
@@ -233,12 +239,23 @@ def test_sidebar_status_bar_and_solutions_in_jupyterlab(tmp_path, monkeypatch):
         assert status.inner_text().endswith("· course 0/2")
         save(sidebar, "course_sidebar.png")
 
-        # A check result stored while a cell runs shows up without a reload.
+        # A check result stored while a cell runs shows up without a reload; this pass came
+        # after the solution ran in the kernel, and the sidebar says so.
+        monkeypatch.setattr(progress, "_solutions_run", {"tiny"})  # as %%solution would
         progress.record("01_tiny", "tiny", True)  # as the lesson's checker would
         page.locator(".jp-Cell").last.click()
         page.keyboard.press("Shift+Enter")
         wait_until(page, STATUS_SAYS.format(text="course 1/2"))
-        assert " ".join(lessons.first.inner_text().split()) == "01 Tiny exercise 1/1"
+        assert " ".join(lessons.first.inner_text().split()) == "01 Tiny exercise 1/1 (1 revealed)"
+        assert sidebar.locator(".graphlab-Sidebar-overall").inner_text() == (
+            "Exercises passed: 1/2, 1 of them after revealing the solution"
+        )
+        assert (
+            sidebar.locator(".graphlab-Sidebar-scope")
+            .inner_text()
+            .startswith("Progress belongs to your user account")
+        )
+        monkeypatch.setattr(progress, "_solutions_run", set())
         save(page.locator("#jp-main-statusbar"), "course_status_bar.png")
 
         # Reset progress, confirmed in its dialog, empties the store and both views.
@@ -295,10 +312,10 @@ def test_first_run_tour(tmp_path):
         page.evaluate(f"() => {APP}.commands.execute('graphlab:tour')")
         tooltip = page.locator(".react-joyride__tooltip")
         tooltip.get_by_text("The course", exact=True).wait_for(timeout=UI_S * 1000)
-        assert "Next (Step 1 of 3)" in tooltip.inner_text()
+        assert "Next (Step 1 of 2)" in tooltip.inner_text()  # no widget in this lesson
         page.wait_for_timeout(500)
         save(page, "tour_sidebar.png")
-        tooltip.get_by_role("button", name="Next (Step 1 of 3)").click()
+        tooltip.get_by_role("button", name="Next (Step 1 of 2)").click()
         tooltip.get_by_text("Exercises", exact=True).wait_for(timeout=UI_S * 1000)
         assert "Show solution" in tooltip.inner_text()
         page.wait_for_timeout(500)

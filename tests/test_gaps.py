@@ -418,3 +418,24 @@ def test_each_lane_equals_the_analysis_of_that_lane_alone(rows):
         assert lane.launch_latency == alone.launch_latency
         assert lane.graph_replays == alone.graph_replays
     assert sum(lane.kernels for lane in s.streams) == s.kernels
+
+
+def test_the_report_scales_each_duration_to_its_unit():
+    # Three 0.5 ms kernels, the second 12.92 s after the first, the third 4.001 ms after it:
+    # spans and gaps of seconds print in s, the busy time in ms (worked out by hand below).
+    t = Timeline(
+        kind=["kernel"] * 3,
+        name=["a", "b", "c"],
+        start_ns=[0, 12_920_243_000, 12_924_744_000],
+        dur_ns=[500_000] * 3,
+        device=[0] * 3,
+        stream=[7] * 3,
+        thread=[-1] * 3,
+        correlation=[-1] * 3,
+    )
+    # span 12_925_244_000, busy 1_500_000, idle 12_923_744_000; gaps 12_919_743_000 and
+    # 4_001_000: median 6_461_872_000, p90 4_001_000 + 0.9 * 12_915_742_000 = 11_628_168_800.
+    assert t.summary().report().splitlines()[1] == (
+        "  all streams: span 12.925 s, busy 1.500 ms, idle 12.924 s (100.0% idle); "
+        "2 gaps (median 6.462 s, p90 11.628 s, max 12.920 s)"
+    )

@@ -30,6 +30,8 @@ ROOT = Path(__file__).resolve().parent.parent
 def store(tmp_path, monkeypatch) -> Path:
     path = tmp_path / "data" / "progress.json"
     monkeypatch.setenv(ENV, str(path))
+    # No solution has run in this "kernel" yet, whatever an earlier test did.
+    monkeypatch.setattr(progress, "_solutions_run", set())
     return path
 
 
@@ -75,6 +77,7 @@ def test_each_exercise_keeps_its_latest_result(store, clock):
                 "lesson": "00_start_here",
                 "exercise": "busy_fraction",
                 "passed": True,
+                "how": "own",
                 "when": "2026-12-02T17:41:00+00:00",
             }
         },
@@ -83,6 +86,7 @@ def test_each_exercise_keeps_its_latest_result(store, clock):
                 "lesson": "02_static_inputs",
                 "exercise": "replay_with_new_inputs",
                 "passed": True,
+                "how": "own",
                 "when": "2026-12-02T17:42:30+00:00",
             }
         },
@@ -205,6 +209,7 @@ def test_report_counts_only_the_exercises_a_lesson_has(store, clock, course):
                 "title": "Start here",
                 "exercises": ["busy_fraction"],
                 "passed": [],
+                "revealed": [],
                 "failed": [],
             },
             {
@@ -214,12 +219,45 @@ def test_report_counts_only_the_exercises_a_lesson_has(store, clock, course):
                 "title": "Kernel gaps",
                 "exercises": ["capture_chain", "per_replay"],
                 "passed": ["capture_chain"],
+                "revealed": [],
                 "failed": ["per_replay"],
             },
         ],
         "done": 1,
         "total": 3,
     }
+
+
+def test_a_pass_after_the_solution_ran_is_revealed_and_an_own_pass_upgrades_it(
+    store, clock, course
+):
+    progress.solution_ran("capture_chain")  # as %%solution capture_chain --revealed does
+    record("01_kernel_gaps", "capture_chain", True)
+    entry = load()["01_kernel_gaps"]["capture_chain"]
+    assert (entry["how"], entry["when"]) == ("revealed", "2026-12-02T17:40:50+00:00")
+    row = report(course, load())["lessons"][1]
+    assert (row["passed"], row["revealed"]) == (["capture_chain"], ["capture_chain"])
+
+    # The learner hides the solution and restarts the kernel: the next pass is their own.
+    progress._solutions_run.clear()
+    record("01_kernel_gaps", "capture_chain", True)
+    assert load()["01_kernel_gaps"]["capture_chain"]["how"] == "own"
+    # Revealing again later does not take an earned pass away.
+    progress.solution_ran("capture_chain")
+    record("01_kernel_gaps", "capture_chain", True)
+    entry = load()["01_kernel_gaps"]["capture_chain"]
+    assert (entry["how"], entry["when"]) == ("own", "2026-12-02T17:41:00+00:00")
+    assert report(course, load())["lessons"][1]["revealed"] == []
+
+
+def test_a_store_written_before_how_existed_counts_its_passes_as_own(store, course):
+    store.parent.mkdir(parents=True)
+    entry = {"lesson": "00_start_here", "exercise": "busy_fraction", "passed": True}
+    entry["when"] = "2026-01-01T00:00:00+00:00"
+    lessons = {"00_start_here": {"busy_fraction": entry}}
+    store.write_text(json.dumps({"schema": "graphlab.progress/1", "lessons": lessons}))
+    row = report(course, load())["lessons"][0]
+    assert (row["passed"], row["revealed"]) == (["busy_fraction"], [])
 
 
 # ------------------------------------------------------------------------------ the CLI
@@ -234,12 +272,14 @@ def run_cli(capsys, *argv) -> tuple[int, str, str]:
 def test_progress_command_prints_each_lesson(store, clock, course, capsys):
     record("00_start_here", "busy_fraction", True)
     record("01_kernel_gaps", "per_replay", False)
+    progress.solution_ran("capture_chain")
+    record("01_kernel_gaps", "capture_chain", True)
     code, out, err = run_cli(capsys, "progress")
     assert (code, err) == (0, "")
     assert out.splitlines() == [
         "00  Start here   1/1",
-        "01  Kernel gaps  0/2  (last check failed: per_replay)",
-        f"1/3 exercises passed (results in {store})",
+        "01  Kernel gaps  1/2  (1 after revealing the solution)  (last check failed: per_replay)",
+        f"2/3 exercises passed (results in {store})",
     ]
 
 
@@ -400,3 +440,18 @@ def test_hostile_json_in_the_store_is_one_line_everywhere(store, course, capsys,
     assert err.startswith(f"graphlab progress: {message}")
     assert reset().startswith(f"{store} did not hold graphlab progress: it is kept as ")
     assert load() == {}
+
+
+def test_progress_belongs_to_the_user_account_so_two_workspaces_share_it(tmp_path, monkeypatch):
+    # What the sidebar says: a learner with two workspaces (two course folders, two JupyterLab
+    # servers) sees one progress, kept in the account's Jupyter data directory.
+    monkeypatch.delenv(ENV, raising=False)
+    monkeypatch.setenv("JUPYTER_DATA_DIR", str(tmp_path / "account"))
+    monkeypatch.setattr(progress, "_solutions_run", set())
+    for name in ("workspace-a", "workspace-b"):
+        (tmp_path / name).mkdir()
+    monkeypatch.chdir(tmp_path / "workspace-a")
+    record("03_outputs", "check_keep_outputs", True)
+    monkeypatch.chdir(tmp_path / "workspace-b")
+    assert load()["03_outputs"]["check_keep_outputs"]["passed"] is True
+    assert store_path() == tmp_path / "account" / "graphlab" / "progress.json"

@@ -114,6 +114,7 @@ async def test_lessons_with_progress(jp_fetch, course, store):
                 "title": "Start here",
                 "exercises": [],
                 "passed": [],
+                "revealed": [],
                 "failed": [],
             },
             {
@@ -124,6 +125,7 @@ async def test_lessons_with_progress(jp_fetch, course, store):
                 "title": "Static inputs",
                 "exercises": ["copy_in", "rebind"],
                 "passed": ["rebind"],
+                "revealed": [],
                 "failed": ["copy_in"],
             },
         ],

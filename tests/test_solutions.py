@@ -16,6 +16,7 @@ from lesson_notebooks import solution_cell
 from nbformat.v4 import new_code_cell, new_notebook
 
 from graphlab.cli.magics import RUN_SOLUTIONS
+from graphlab.course import progress
 
 ROOT = Path(__file__).resolve().parent.parent
 HIDDEN = (
@@ -29,6 +30,7 @@ def ipython(monkeypatch):
     from IPython.core.interactiveshell import InteractiveShell
 
     monkeypatch.delenv(RUN_SOLUTIONS, raising=False)
+    monkeypatch.setattr(progress, "_solutions_run", set())
     shell = InteractiveShell.instance()
     shell.run_line_magic("load_ext", "graphlab")
     shell.user_ns.pop("answer", None)
@@ -42,6 +44,7 @@ def test_a_solution_is_not_run_unless_revealed(ipython, capsys):
     assert result.success
     assert capsys.readouterr().out == HIDDEN
     assert "answer" not in ipython.user_ns
+    assert progress._solutions_run == set()
 
 
 def test_a_revealed_solution_runs_in_the_notebooks_namespace(ipython, capsys):
@@ -50,6 +53,8 @@ def test_a_revealed_solution_runs_in_the_notebooks_namespace(ipython, capsys):
     assert result.success
     assert capsys.readouterr().out == ""
     assert ipython.user_ns["step"]() == 42
+    # A check passed in this kernel from now on is a pass after revealing the solution.
+    assert progress._solutions_run == {"replay_step"}
 
 
 @pytest.mark.parametrize(("value", "runs"), [("1", True), ("0", False), ("", False)])

@@ -27,22 +27,28 @@ import json
 import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 WIDGETS = ROOT / "widgets"
 OUTPUT = ROOT / "graphlab" / "labextension"
-BUILD_DIR = Path("/tmp/graphlab-labextension-build")
 # Everything the build reads from widgets/ (node_modules and lib/ are made by the build).
 SOURCE_PATTERNS = (
     "package.json",
     "package-lock.json",
     "tsconfig.json",
     "install.json",
+    "webpack.config.js",
     "src/*.ts",
     "style/*",
 )
 STAMP = "stamp.json"
+# Files of the repository outside widgets/ that the build reads, and where it puts them: the
+# cell metadata schema is defined once, in the Python package, and imported by solutions.ts.
+SHARED = {
+    ROOT / "graphlab" / "course" / "cell_metadata.schema.json": "src/cell_metadata.schema.json"
+}
 
 
 def source_files(widgets: Path = WIDGETS) -> list[Path]:
@@ -52,11 +58,13 @@ def source_files(widgets: Path = WIDGETS) -> list[Path]:
 
 
 def source_digest(widgets: Path = WIDGETS) -> str:
-    """SHA-256 over every source file's relative path and bytes."""
+    """SHA-256 over every source file's relative path and bytes, the shared files included."""
     digest = hashlib.sha256()
-    for relative in source_files(widgets):
-        digest.update(relative.as_posix().encode() + b"\0")
-        digest.update((widgets / relative).read_bytes() + b"\0")
+    sources = [(r.as_posix(), widgets / r) for r in source_files(widgets)]
+    sources += [(target, origin) for origin, target in SHARED.items()]
+    for relative, path in sorted(sources):
+        digest.update(relative.encode() + b"\0")
+        digest.update(path.read_bytes() + b"\0")
     return digest.hexdigest()
 
 
@@ -65,34 +73,24 @@ def run(command: list[str], cwd: Path) -> None:
     subprocess.run(command, cwd=cwd, check=True)
 
 
-def build() -> Path:
-    """Build in BUILD_DIR and return the folder holding the finished extension."""
-    work = BUILD_DIR / "widgets"
-    work.mkdir(parents=True, exist_ok=True)
-    for stale in ("src", "style", "lib", "tsconfig.tsbuildinfo"):
-        target = work / stale
-        if target.is_dir():
-            shutil.rmtree(target)
-        else:
-            target.unlink(missing_ok=True)
+def build(scratch: Path) -> Path:
+    """Build a copy of the sources in ``scratch`` and return the folder holding the extension.
+
+    Each run has its own scratch folder, so two builds (a check in CI and one by hand, or two
+    checkouts) never share files. npm's own cache makes the repeated ``npm ci`` cheap.
+    """
+    work = scratch / "widgets"
     for relative in source_files():
         (work / relative).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy2(WIDGETS / relative, work / relative)
-
-    # npm ci wipes node_modules; skip it when the lock file is the one installed last time.
-    lock = hashlib.sha256((work / "package-lock.json").read_bytes()).hexdigest()
-    marker = work / "node_modules" / ".graphlab-lock"
-    if not marker.exists() or marker.read_text() != lock:
-        run(["npm", "ci", "--no-audit", "--no-fund", "--ignore-scripts"], work)
-        marker.write_text(lock)
-
+    for origin, target in SHARED.items():
+        shutil.copy2(origin, work / target)
+    run(["npm", "ci", "--no-audit", "--no-fund", "--ignore-scripts"], work)
     output = work / json.loads((work / "package.json").read_text())["jupyterlab"]["outputDir"]
     output = output.resolve()
-    if output.exists():
-        shutil.rmtree(output)
     # build-labextension wants the core metadata as <dir>/package.json.
-    core = BUILD_DIR / "core"
-    core.mkdir(exist_ok=True)
+    core = scratch / "core"
+    core.mkdir()
     shutil.copy2(
         work / "node_modules/@jupyterlab/core-meta/core.package.json", core / "package.json"
     )
@@ -100,7 +98,7 @@ def build() -> Path:
     builder = work / "node_modules/@jupyterlab/builder/lib/build-labextension.js"
     run(["node", str(builder), "--core-path", str(core), "."], work)
     shutil.copy2(work / "install.json", output / "install.json")
-    stamp = {"sources_sha256": source_digest(work), "files": len(source_files(work))}
+    stamp = {"sources_sha256": source_digest(), "files": len(source_files()) + len(SHARED)}
     (output / STAMP).write_text(json.dumps(stamp, indent=2) + "\n")
     return output
 
@@ -130,8 +128,13 @@ def main(argv: list[str] | None = None) -> int:
     if shutil.which("npm") is None or shutil.which("node") is None:
         print("node and npm are needed to build the extension (node 20 or newer)", file=sys.stderr)
         return 2
-    built = build()
-    if args.check:
+    with tempfile.TemporaryDirectory(prefix="graphlab-labextension-") as scratch:
+        return finish(build(Path(scratch)), args.check)
+
+
+def finish(built: Path, check: bool) -> int:
+    """Compare the fresh build with the committed one (``check``), or replace the committed one."""
+    if check:
         diff = differences(built, OUTPUT)
         for line in diff:
             print(line, file=sys.stderr)

@@ -13,7 +13,8 @@ Three magics:
 - ``%%graphlab_diagnose`` runs the cell, whose last expression is a call of the step with its
   example inputs (``model(x)``, ``train_step(x, y)``), and shows :func:`graphlab.diagnose`'s
   report for that call instead of making it.
-- ``%%solution ID [--revealed]`` heads an exercise's solution cell. The body runs (in the
+- ``%%solution ID [--revealed]`` heads an exercise's solution cell (its metadata follows
+  ``graphlab/course/cell_metadata.schema.json``). The body runs (in the
   notebook's namespace, so it defines what the exercise asks for) only when the learner asks for
   it: with ``--revealed``, which the course extension's "Show solution" adds, or when the
   environment variable ``GRAPHLAB_RUN_SOLUTIONS`` is ``1`` (the notebook tests and the tools that
@@ -23,6 +24,7 @@ Three magics:
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shlex
@@ -30,6 +32,8 @@ import shlex
 from IPython.core.error import UsageError
 from IPython.core.magic import Magics, cell_magic, line_magic, magics_class
 
+from graphlab.course import progress
+from graphlab.course.lessons import CELL_METADATA_SCHEMA
 from graphlab.errors import GraphlabError, NeedsGPUError
 
 __all__ = ["RUN_SOLUTIONS", "GraphlabMagics", "load_ipython_extension"]
@@ -38,7 +42,12 @@ __all__ = ["RUN_SOLUTIONS", "GraphlabMagics", "load_ipython_extension"]
 RUN_SOLUTIONS = "GRAPHLAB_RUN_SOLUTIONS"
 # Commands that make no sense inside a notebook: `lab` starts a JupyterLab server of its own.
 _NOT_IN_A_NOTEBOOK = ("lab",)
-_EXERCISE_ID = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]*")
+# An exercise id as the cell metadata schema defines it (graphlab/course/cell_metadata.schema.json).
+_EXERCISE_ID = re.compile(
+    json.loads(CELL_METADATA_SCHEMA.read_text(encoding="utf-8"))["properties"]["exercise"][
+        "pattern"
+    ]
+)
 
 
 @magics_class
@@ -104,6 +113,8 @@ class GraphlabMagics(Magics):
                 f"`%%solution {exercise} --revealed`) to use it."
             )
             return
+        # From now on a pass of this exercise in this kernel is a revealed one, not the learner's.
+        progress.solution_ran(exercise)
         result = self.shell.run_cell(cell, store_history=False)
         if not result.success:
             # Its traceback is already shown; failing the cell too stops Run All and nbval here.

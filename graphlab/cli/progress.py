@@ -62,6 +62,8 @@ def run(args: argparse.Namespace) -> int:
     for row in figures["lessons"]:
         count = f"{len(row['passed'])}/{len(row['exercises'])}"
         line = f"{row['number']}  {row['title']:<{width}}  {count}"
+        if row["revealed"]:
+            line += f"  ({len(row['revealed'])} after revealing the solution)"
         if row["failed"]:
             line += f"  (last check failed: {', '.join(row['failed'])})"
         print(line)

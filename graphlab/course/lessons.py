@@ -7,19 +7,35 @@ copies: a learner works in a workspace of their own (:mod:`graphlab.course.works
 
 A lesson's exercises are the ids of its solution cells, the code cells whose metadata holds
 ``{"graphlab": {"role": "solution", "exercise": ID}}``; its title is its first heading without
-the ``Lesson NN —`` prefix.
+the ``Lesson NN —`` prefix. That ``graphlab`` key is defined once, in the versioned JSON schema
+:data:`CELL_METADATA_SCHEMA` (``cell_metadata.schema.json``), which this module, the JupyterLab
+extension and the tests all read; a cell whose ``graphlab`` metadata does not follow it is not
+counted as an exercise.
 """
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
 
 from graphlab.errors import GraphlabError
 from graphlab.support.json_text import parse_json
 
-__all__ = ["LESSON_NAME", "Lesson", "lessons", "read_lesson", "shipped_folder"]
+__all__ = [
+    "CELL_METADATA_SCHEMA",
+    "LESSON_NAME",
+    "Lesson",
+    "lessons",
+    "read_lesson",
+    "shipped_folder",
+    "solution_exercise",
+]
+
+#: The JSON schema of a cell's ``graphlab`` metadata (role, exercise, revealed).
+CELL_METADATA_SCHEMA = Path(__file__).with_name("cell_metadata.schema.json")
 
 #: The file name of a lesson: two digits, an underscore, a topic (backups such as
 #: ``02_static_inputs.backup-20260101T000000Z.ipynb`` do not match).
@@ -54,6 +70,23 @@ def shipped_folder() -> Path:
     )
 
 
+@cache
+def _cell_metadata_validator():
+    from jsonschema import Draft7Validator
+
+    return Draft7Validator(json.loads(CELL_METADATA_SCHEMA.read_text(encoding="utf-8")))
+
+
+def solution_exercise(cell: dict) -> str | None:
+    """The exercise id of a solution cell, None for any other cell (or one whose ``graphlab``
+    metadata does not follow :data:`CELL_METADATA_SCHEMA`)."""
+    meta = cell.get("metadata")
+    meta = meta.get("graphlab") if isinstance(meta, dict) else None
+    if meta is None or not _cell_metadata_validator().is_valid(meta):
+        return None
+    return meta["exercise"] if meta["role"] == "solution" else None
+
+
 def _source(cell: dict) -> str:
     source = cell.get("source", "")
     return "".join(source) if isinstance(source, list) else str(source)
@@ -86,10 +119,9 @@ def read_lesson(path: str | Path) -> Lesson:
                 break
     exercises: dict[str, None] = {}  # ordered, without repeats
     for cell in cells:
-        meta = cell.get("metadata", {})
-        meta = meta.get("graphlab") if isinstance(meta, dict) else None
-        if isinstance(meta, dict) and meta.get("role") == "solution" and meta.get("exercise"):
-            exercises.setdefault(str(meta["exercise"]))
+        exercise = solution_exercise(cell)
+        if exercise:
+            exercises.setdefault(exercise)
     return Lesson(
         file=path.name,
         id=path.stem,

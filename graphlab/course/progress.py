@@ -12,7 +12,17 @@ Each exercise keeps its latest result::
 
     {"02_static_inputs": {"replay_with_new_inputs": {
         "lesson": "02_static_inputs", "exercise": "replay_with_new_inputs",
-        "passed": true, "when": "2026-12-02T17:40:55+00:00"}}}
+        "passed": true, "how": "own", "when": "2026-12-02T17:40:55+00:00"}}}
+
+A pass says how it was earned: ``"how": "own"``, or ``"revealed"`` when the exercise's solution
+ran in the same kernel before the check (the ``%%solution`` magic tells :func:`solution_ran`).
+An own pass is never replaced by a revealed one, and a later own pass upgrades a revealed one:
+a learner who looked at the solution can hide it, restart the kernel and earn the exercise.
+Entries written before ``how`` existed count as own passes.
+
+The file belongs to the user account, not to a folder or a JupyterLab workspace: every course
+folder and workspace of the same account shows the same progress, as a learner who opens the
+course in two windows expects (the sidebar says so).
 
 Two kernels may check exercises at the same moment. :func:`record` reads, updates and rewrites
 the file while holding an exclusive ``fcntl`` lock on a companion ``.lock`` file, and the rewrite
@@ -43,11 +53,26 @@ from graphlab.support.json_text import parse_json
 
 from .lessons import Lesson
 
-__all__ = ["ENV", "ProgressError", "load", "off", "record", "report", "reset", "store_path"]
+__all__ = [
+    "ENV",
+    "ProgressError",
+    "load",
+    "off",
+    "record",
+    "report",
+    "reset",
+    "solution_ran",
+    "store_path",
+]
 
 #: Environment variable naming the progress file instead of the default one.
 ENV = "GRAPHLAB_PROGRESS"
 _SCHEMA = "graphlab.progress/1"
+#: How a pass was earned: on the learner's own, or after the exercise's solution ran.
+OWN, REVEALED = "own", "revealed"
+
+# The exercises whose solution ran in this Python process (a notebook's kernel).
+_solutions_run: set[str] = set()
 
 try:
     import fcntl
@@ -89,9 +114,15 @@ def load() -> dict[str, dict[str, dict]]:
     return {} if _off(path) else _read(path)
 
 
+def solution_ran(exercise: str) -> None:
+    """Note that ``exercise``'s solution ran in this kernel: its passes from now on are revealed
+    ones. Called by the ``%%solution`` magic when it runs a solution's body."""
+    _solutions_run.add(exercise)
+
+
 def record(lesson: str, exercise: str, passed: bool) -> None:
     """Store the result of one check of ``exercise`` in ``lesson`` (now, in UTC); it replaces
-    that exercise's earlier result."""
+    that exercise's earlier result, except that a revealed pass keeps an earlier own pass."""
     for name, value in (("lesson", lesson), ("exercise", exercise)):
         if not isinstance(value, str) or not value.strip():
             raise ProgressError(f"record() needs the {name} as a non-empty string, not {value!r}")
@@ -101,8 +132,13 @@ def record(lesson: str, exercise: str, passed: bool) -> None:
     if _off(path):
         return
     entry = {"lesson": lesson, "exercise": exercise, "passed": passed, "when": _now()}
+    if passed:
+        entry["how"] = REVEALED if exercise in _solutions_run else OWN
     with _locked(path):
         results = _read(path)
+        earlier = results.get(lesson, {}).get(exercise)
+        if entry.get("how") == REVEALED and earlier and _how(earlier) == OWN:
+            return
         results.setdefault(lesson, {})[exercise] = entry
         with atomic_writer(path, ProgressError) as out:
             json.dump({"schema": _SCHEMA, "lessons": results}, out, indent=1, sort_keys=True)
@@ -155,8 +191,9 @@ def report(course: list[Lesson], results: dict[str, dict[str, dict]]) -> dict:
 
     ``results`` is what :func:`load` returns. Only exercises the lesson still has count, so a
     result for a renamed exercise cannot make a lesson read 4/3. Returns
-    ``{"lessons": [{"file", "id", "number", "title", "exercises", "passed", "failed"}, ...],
-    "done": exercises passed, "total": exercises}``.
+    ``{"lessons": [{"file", "id", "number", "title", "exercises", "passed", "revealed",
+    "failed"}, ...], "done": exercises passed, "total": exercises}``; ``revealed`` lists the
+    passed exercises whose pass came after their solution ran (see the module docstring).
     """
     rows, done, total = [], 0, 0
     for lesson in course:
@@ -171,12 +208,18 @@ def report(course: list[Lesson], results: dict[str, dict[str, dict]]) -> dict:
                 "title": lesson.title,
                 "exercises": list(lesson.exercises),
                 "passed": passed,
+                "revealed": [e for e in passed if _how(latest[e]) == REVEALED],
                 "failed": [e for e in checked if not latest[e]["passed"]],
             }
         )
         done += len(passed)
         total += len(lesson.exercises)
     return {"lessons": rows, "done": done, "total": total}
+
+
+def _how(entry: dict) -> str | None:
+    """How a stored pass was earned; None for a failure (an entry without ``how`` is own)."""
+    return entry.get("how", OWN) if entry["passed"] else None
 
 
 def _now() -> str:

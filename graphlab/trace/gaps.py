@@ -157,10 +157,11 @@ class Summary(Figures):
         )
         if self.launch_latency.count:
             lines.append(
-                f"  launch latency (launch call end -> GPU start): median "
-                f"{_fmt_us(self.launch_latency.median_ns)}, p90 "
-                f"{_fmt_us(self.launch_latency.p90_ns)} over "
-                f"{_count(self.launch_latency.count, 'launch', 'launches')}"
+                f"  launch latency (host call end -> GPU start): median "
+                f"{_fmt_duration(self.launch_latency.median_ns)}, p90 "
+                f"{_fmt_duration(self.launch_latency.p90_ns)} over "
+                f"{_count(self.launch_latency.count, 'host call', 'host calls')} whose GPU work "
+                "is in the trace (kernel and graph launches, and async copies and memsets)"
             )
             if self.launch_latency.median_ns < 0:
                 lines.append(
@@ -500,8 +501,14 @@ def _count(n: int, one: str, many: str) -> str:
     return f"{n} {one if n == 1 else many}"
 
 
-def _fmt_us(ns: float | None) -> str:
-    return "-" if ns is None else f"{ns / 1000:.3f} µs"
+def _fmt_duration(ns: float | None) -> str:
+    """A duration in the unit that suits it: ``20.704 µs``, ``4.488 ms``, ``12.920 s``."""
+    if ns is None:
+        return "-"
+    for unit, scale in (("s", 1e9), ("ms", 1e6)):
+        if abs(ns) >= scale:
+            return f"{ns / scale:.3f} {unit}"
+    return f"{ns / 1000:.3f} µs"
 
 
 def _lane_line(label: str, f: Figures) -> str:
@@ -509,13 +516,13 @@ def _lane_line(label: str, f: Figures) -> str:
         return f"  {label}: no GPU work"
     share = f"{100 * f.idle_fraction:.1f}% idle"
     gaps = (
-        f"{_count(f.gaps.count, 'gap', 'gaps')} (median {_fmt_us(f.gaps.median_ns)}, "
-        f"p90 {_fmt_us(f.gaps.p90_ns)},"
-        f" max {_fmt_us(f.gaps.max_ns)})"
+        f"{_count(f.gaps.count, 'gap', 'gaps')} (median {_fmt_duration(f.gaps.median_ns)}, "
+        f"p90 {_fmt_duration(f.gaps.p90_ns)},"
+        f" max {_fmt_duration(f.gaps.max_ns)})"
         if f.gaps.count
         else "no gaps"
     )
     return (
-        f"  {label}: span {_fmt_us(f.span_ns)}, busy {_fmt_us(f.busy_ns)}, "
-        f"idle {_fmt_us(f.idle_ns)} ({share}); {gaps}"
+        f"  {label}: span {_fmt_duration(f.span_ns)}, busy {_fmt_duration(f.busy_ns)}, "
+        f"idle {_fmt_duration(f.idle_ns)} ({share}); {gaps}"
     )

@@ -256,7 +256,9 @@ def _hover_single(track: Track, name: str) -> str:
     if known and track.group == "gpu":
         what += "<br>launch latency %{marker.color:.3f} µs"
     elif known and track.group == "launch":
-        what += "<br>its GPU work starts %{marker.color:.3f} µs after the call"
+        # GPU start minus call end; below zero when an idle GPU starts the work before the call
+        # returns, which "starts -1.2 µs after the call" would hide.
+        what += "<br>GPU start − call end: %{marker.color:.3f} µs"
     return f"<b>{html.escape(name)}</b><br>{what}<extra>{html.escape(track.label)}</extra>"
 
 

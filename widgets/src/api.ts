@@ -15,6 +15,8 @@ export interface ILesson {
   title: string;
   exercises: string[];
   passed: string[];
+  /** The passed exercises whose pass came after their solution ran in the kernel. */
+  revealed: string[];
 }
 
 export interface ILessons {
@@ -39,13 +41,25 @@ export function apiURL(endPoint: string): string {
   return URLExt.join(settings.baseUrl, 'graphlab', endPoint);
 }
 
-/** Call an endpoint; a refusal raises an Error carrying the server's one-line message. */
+/**
+ * Call an endpoint. A server that cannot be reached raises ServerConnection.NetworkError; a
+ * refusal raises ServerConnection.ResponseError whose message is the server's one line (its
+ * `response.status` says which refusal), as JupyterLab's own clients do.
+ */
 export async function requestAPI<T>(endPoint: string, init: RequestInit = {}): Promise<T> {
   const settings = ServerConnection.makeSettings();
-  const response = await ServerConnection.makeRequest(apiURL(endPoint), init, settings);
+  let response: Response;
+  try {
+    response = await ServerConnection.makeRequest(apiURL(endPoint), init, settings);
+  } catch (reason) {
+    throw new ServerConnection.NetworkError(reason as TypeError);
+  }
   const data = await response.json().catch(() => ({}));
   if (!response.ok) {
-    throw new Error(data.message || `${response.status} ${response.statusText}`);
+    throw new ServerConnection.ResponseError(
+      response,
+      data.message || `${response.status} ${response.statusText}`
+    );
   }
   return data as T;
 }

@@ -9,11 +9,7 @@
  * Nothing requires JupyterLab's own shell: the same plugins load in Notebook 7 (which has no
  * status bar, hence optional).
  */
-import {
-  ILayoutRestorer,
-  JupyterFrontEnd,
-  JupyterFrontEndPlugin
-} from '@jupyterlab/application';
+import { ILayoutRestorer, JupyterFrontEnd, JupyterFrontEndPlugin } from '@jupyterlab/application';
 import {
   Dialog,
   ICommandPalette,
@@ -27,6 +23,7 @@ import { IStatusBar } from '@jupyterlab/statusbar';
 
 import { postAPI } from './api';
 import { CourseModel } from './course';
+import { PristineOnOpen } from './pristine';
 import { CourseSidebar, CourseStatus, SIDEBAR_ID, courseIcon } from './sidebar';
 import { SolutionBars, nextHiddenSolution, toggleSolution } from './solutions';
 import { addTour, launchTour } from './tour';
@@ -165,12 +162,28 @@ const course: JupyterFrontEndPlugin<void> = {
     }
 
     // The first-run tour: once the course folder has lessons, for someone who has not seen it.
+    // It is a tour of a lesson, so it is offered once one is open (a lesson opened from the URL
+    // opens just after the app is restored), with that lesson's steps.
     void app.restored.then(async () => {
       await model.refresh();
-      if ((model.lessons?.lessons.length ?? 0) > 0 && (await addTour(commands))) {
-        shell.activateById(SIDEBAR_ID);
-        await launchTour(commands, tracker, false);
+      if ((model.lessons?.lessons.length ?? 0) === 0 || !(await addTour(commands))) {
+        return;
       }
+      const offer = () => {
+        shell.activateById(SIDEBAR_ID);
+        void launchTour(commands, tracker, false);
+      };
+      if (tracker.currentWidget) {
+        offer();
+        return;
+      }
+      const once = () => {
+        if (tracker.currentWidget) {
+          tracker.currentChanged.disconnect(once);
+          offer();
+        }
+      };
+      tracker.currentChanged.connect(once);
     });
   }
 };
@@ -183,6 +196,7 @@ const solutions: JupyterFrontEndPlugin<void> = {
   optional: [ICommandPalette],
   activate: (app: JupyterFrontEnd, tracker: INotebookTracker, palette: ICommandPalette | null) => {
     app.docRegistry.addWidgetExtension('Notebook', new SolutionBars());
+    app.docRegistry.addWidgetExtension('Notebook', new PristineOnOpen());
     app.commands.addCommand(CommandIDs.showSolution, {
       label: 'Show solution',
       caption: 'Reveal the next hidden solution at or after the active cell',
@@ -255,7 +269,7 @@ const traceViewer: JupyterFrontEndPlugin<void> = {
             label: 'Trace file, relative to the Jupyter root folder',
             placeholder: 'trace.json'
           });
-          path = result.button.accept ? result.value ?? undefined : undefined;
+          path = result.button.accept ? (result.value ?? undefined) : undefined;
         }
         if (path) {
           return app.commands.execute('docmanager:open', { path, factory: FACTORY });

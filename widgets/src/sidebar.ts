@@ -42,7 +42,9 @@ export class CourseSidebar extends Widget {
       element('div', 'graphlab-Sidebar-backend', backend ? backend.label : 'finding the backend…')
     );
     if (error) {
-      node.appendChild(element('div', 'graphlab-Sidebar-error', error));
+      const alert = element('div', 'graphlab-Sidebar-error', error);
+      alert.setAttribute('role', 'alert');
+      node.appendChild(alert);
       return;
     }
     if (!lessons) {
@@ -63,6 +65,7 @@ export class CourseSidebar extends Widget {
       const item = element('li', 'graphlab-Sidebar-lesson');
       const done = lesson.passed.length;
       const total = lesson.exercises.length;
+      const revealed = lesson.revealed.length;
       if (total > 0 && done === total) {
         item.classList.add('graphlab-mod-done');
       }
@@ -72,14 +75,33 @@ export class CourseSidebar extends Widget {
       button.title = `Open ${lesson.path}`;
       button.onclick = () => this._open(lesson.path);
       item.appendChild(button);
-      item.appendChild(
-        element('span', 'graphlab-Sidebar-progress', total ? `${done}/${total}` : '–')
-      );
+      const count = element('span', 'graphlab-Sidebar-progress', total ? `${done}/${total}` : '–');
+      if (revealed) {
+        count.appendChild(element('span', 'graphlab-Sidebar-revealed', ` (${revealed} revealed)`));
+        count.title =
+          `Passed after revealing the solution: ${lesson.revealed.join(', ')}. To earn it, ` +
+          'hide the solution, restart the kernel and pass the check with your own answer.';
+      }
+      item.appendChild(count);
       list.appendChild(item);
     }
     node.appendChild(list);
+    const revealed = lessons.lessons.reduce((n, l) => n + l.revealed.length, 0);
     node.appendChild(
-      element('div', 'graphlab-Sidebar-overall', `Exercises passed: ${this._model.overall}`)
+      element(
+        'div',
+        'graphlab-Sidebar-overall',
+        `Exercises passed: ${this._model.overall}` +
+          (revealed ? `, ${revealed} of them after revealing the solution` : '')
+      )
+    );
+    node.appendChild(
+      element(
+        'div',
+        'graphlab-Sidebar-scope',
+        'Progress belongs to your user account: every workspace and course folder you open ' +
+          'shows the same results.'
+      )
     );
   }
 }
@@ -99,7 +121,7 @@ export class CourseStatus extends Widget {
     const short = !backend
       ? 'backend…'
       : backend.name === 'cuda'
-        ? backend.gpu ?? 'CUDA'
+        ? (backend.gpu ?? 'CUDA')
         : backend.name === 'emulator'
           ? 'CPU emulator'
           : 'backend unknown';

@@ -2,8 +2,10 @@
  * Hidden solutions with a "Show solution" / "Hide solution" bar on each solution cell.
  *
  * The notebook convention (shared with the kernel's `%%solution` magic): a solution cell has
- * metadata `{"graphlab": {"role": "solution", "exercise": ID}}`, its input collapsed
- * (`jupyter.source_hidden`), the tag `solution`, and a first line `%%solution ID`. The magic
+ * `graphlab` metadata as `cell_metadata.schema.json` defines it (graphlab/course/ in the
+ * repository, the one definition that Python, this file and the tests read; the build copies
+ * it here), its input collapsed (`jupyter.source_hidden`), the tag `solution`, and a first
+ * line `%%solution ID`. The magic
  * skips the body unless the line says `--revealed` (or GRAPHLAB_RUN_SOLUTIONS=1 is set, as the
  * test configuration does), so Run All never runs an unrevealed solution. Revealing sets
  * `graphlab.revealed`, shows the input and adds `--revealed`; hiding undoes all three. The
@@ -19,9 +21,16 @@ import { INotebookModel, Notebook, NotebookPanel } from '@jupyterlab/notebook';
 import { DisposableDelegate, IDisposable } from '@lumino/disposable';
 import { PanelLayout, Widget } from '@lumino/widgets';
 
+import schema from './cell_metadata.schema.json';
+
 export const SOLUTION_MAGIC = '%%solution';
 const REVEALED_FLAG = '--revealed';
 const BAR_CLASS = 'graphlab-SolutionBar';
+
+/** The schema's version: a lesson written for another version is not this code's to edit. */
+export const CELL_METADATA_VERSION: number = schema.version;
+/** The role of a solution cell, as the schema names it. */
+const SOLUTION_ROLE: string = schema.properties.role.enum[0];
 
 interface IGraphlabMetadata {
   role?: string;
@@ -29,12 +38,20 @@ interface IGraphlabMetadata {
   revealed?: boolean;
 }
 
-function graphlabMetadata(model: ICellModel): IGraphlabMetadata {
-  return (model.getMetadata('graphlab') as IGraphlabMetadata | undefined) ?? {};
+/** A cell's `graphlab` metadata, keeping only the keys the schema defines. */
+export function graphlabMetadata(model: Pick<ICellModel, 'getMetadata'>): IGraphlabMetadata {
+  const meta = model.getMetadata('graphlab') as Record<string, unknown> | undefined;
+  const known: Record<string, unknown> = {};
+  for (const key of Object.keys(schema.properties)) {
+    if (meta && key in meta) {
+      known[key] = meta[key];
+    }
+  }
+  return known as IGraphlabMetadata;
 }
 
 export function isSolution(model: ICellModel): boolean {
-  return model.type === 'code' && graphlabMetadata(model).role === 'solution';
+  return model.type === 'code' && graphlabMetadata(model).role === SOLUTION_ROLE;
 }
 
 export function isRevealed(model: ICellModel): boolean {
@@ -135,9 +152,10 @@ class SolutionBar extends Widget {
 }
 
 /** Puts a SolutionBar on every solution cell of every notebook, including cells added later. */
-export class SolutionBars
-  implements DocumentRegistry.IWidgetExtension<NotebookPanel, INotebookModel>
-{
+export class SolutionBars implements DocumentRegistry.IWidgetExtension<
+  NotebookPanel,
+  INotebookModel
+> {
   createNew(panel: NotebookPanel): IDisposable {
     const decorate = () => {
       for (const cell of panel.content.widgets) {
@@ -152,8 +170,6 @@ export class SolutionBars
       decorate();
       panel.content.model?.cells.changed.connect(decorate);
     });
-    return new DisposableDelegate(() =>
-      panel.content.model?.cells.changed.disconnect(decorate)
-    );
+    return new DisposableDelegate(() => panel.content.model?.cells.changed.disconnect(decorate));
   }
 }

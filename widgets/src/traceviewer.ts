@@ -69,6 +69,8 @@ export class TraceView extends Widget {
     this.addClass('graphlab-Trace');
     this.node.dataset.graphlabPath = _path;
     this._status = append(this.node, 'div', 'graphlab-Trace-status');
+    // Loading messages and errors are read out by screen readers as they change.
+    this._status.setAttribute('aria-live', 'polite');
     this._status.textContent = `Reading ${_path} …`;
     this._report = append(this.node, 'pre', 'graphlab-Trace-report');
     this._plot = append(this.node, 'div', 'graphlab-Trace-plot');
@@ -101,9 +103,10 @@ export class TraceView extends Widget {
         responsive: true
       });
       const seconds = ((performance.now() - started) / 1000).toFixed(1);
-      this._status.textContent =
+      this._summary =
         `${data.events.toLocaleString()} events, opened in ${seconds} s` +
         (data.lod ? '; bars closer than a pixel are merged, zoom in for detail' : '');
+      this._status.textContent = this._summary;
       if (data.lod) {
         (this._plot as any).on('plotly_relayout', (event: any) => void this._refine(event));
       }
@@ -111,6 +114,7 @@ export class TraceView extends Widget {
     } catch (reason) {
       this._status.textContent = (reason as Error).message;
       this._status.classList.add('graphlab-Trace-error');
+      this._status.setAttribute('role', 'alert');
       this.node.dataset.graphlabLoaded = 'error';
     }
   }
@@ -126,8 +130,23 @@ export class TraceView extends Widget {
     } else if (!event['xaxis.autorange']) {
       return; // a change that is not a zoom (hover, legend, resize)
     }
-    const data = await requestAPI<ITraceReport>(`trace?${new URLSearchParams(params)}`);
-    await this._Plotly.react(this._plot, data.figure.data, (this._plot as any).layout);
+    // Zooms can outrun the server: only the latest request may redraw, so an older answer
+    // arriving late never replaces the bars of the range now on screen.
+    const request = ++this._refinements;
+    try {
+      const data = await requestAPI<ITraceReport>(`trace?${new URLSearchParams(params)}`);
+      if (request !== this._refinements || this.isDisposed) {
+        return;
+      }
+      await this._Plotly.react(this._plot, data.figure.data, (this._plot as any).layout);
+      this._status.textContent = this._summary;
+      this._status.classList.remove('graphlab-Trace-error');
+    } catch (reason) {
+      if (request === this._refinements && !this.isDisposed) {
+        this._status.textContent = `Zoom not refined: ${(reason as Error).message}`;
+        this._status.classList.add('graphlab-Trace-error');
+      }
+    }
   }
 
   private _status: HTMLElement;
@@ -135,6 +154,8 @@ export class TraceView extends Widget {
   private _plot: HTMLElement;
   private _data: ITraceReport | null = null;
   private _Plotly: any = null;
+  private _refinements = 0;
+  private _summary = '';
 }
 /* eslint-enable @typescript-eslint/no-explicit-any */
 
