@@ -39,7 +39,9 @@ class Everything(nn.Module):
             h = h + 1  # blocker: branch-changes
         else:
             h = h - 1
-        return h + noise + offsets.sum() + scale + kept.sum().to(h.device) + len(first) + len(where)
+        # Each value is used without a copy back to the device: on a GPU, kept.to(h.device) here
+        # would be one more blocker (a copy from pageable host memory) that the CPU cannot see.
+        return h + noise + offsets.sum() + scale + len(kept) + len(first) + len(where)
 
 
 def everything():

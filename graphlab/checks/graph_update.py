@@ -89,14 +89,19 @@ def _replays_follow(
     ``new_x`` it captured on, say) keeps what it held, and a graph that reads such a copy is
     caught by its stale result rather than passing on memory that happened to be reused.
     ``old_out`` (the graph's output before the update) is filled with NaN before each replay: a
-    replay that writes it again is still running the graph's own capture.
+    replay that writes it again is still running the graph's own capture. Every result is read
+    back to the host before it is compared: a comparison on the GPU allocates, and on a GPU that
+    allocation can take the very block a freed copy held, so the next replay would read whatever
+    the comparison left there instead of the stale copy.
     """
+    first = first.cpu()
     for second in (False, True):
         if second:
             new_x.copy_(later)
         old_out.fill_(float("nan"))
         graph.replay()
-        if not bool(torch.isnan(old_out).all()):
+        written, old_written = out.cpu(), old_out.cpu()
+        if not bool(torch.isnan(old_written).all()):
             fail(
                 "replaying the given graph still wrote its own output: the graph was not "
                 "updated and still runs its own capture, on its old input. Capture fn(new_x) "
@@ -104,17 +109,17 @@ def _replays_follow(
                 "it with update_graph(graph, source).",
                 UPDATE,
             )
-        expected = _work(new_x) if second else first
-        if second and same(out, first, exact=False):
+        expected = _work(new_x).cpu() if second else first
+        if second and same(written, first, exact=False):
             fail(
                 "after new_x changed in place, the replay still computed fn of new_x's old "
                 "values: the updated graph reads a copy of new_x made inside repoint, not "
                 "new_x's own memory. Capture fn(new_x) on new_x itself (no clone, no .to()).",
                 UPDATE,
             )
-        if not same(out, expected, exact=False):
+        if not same(written, expected, exact=False):
             fail(
-                f"after replaying the given graph, out is {fmt(out)}, not fn(new_x) = "
+                f"after replaying the given graph, out is {fmt(written)}, not fn(new_x) = "
                 f"{fmt(expected)}. An updated graph writes where the source's capture put its "
                 "output (return that tensor itself, not a copy, not the graph's old output) and "
                 "reads what the source's capture read (new_x itself, not a copy of it).",

@@ -19,6 +19,8 @@ timings are the simulator's estimate, calibrated on H200 recordings, and say so.
 
 from __future__ import annotations
 
+import logging
+import warnings
 from collections.abc import Sequence
 from typing import Any
 
@@ -103,6 +105,13 @@ def _live(fn, inputs, *, optimizer, steps, expected_calls, compile) -> dict[str,
 
     from .compiled import compiled_run
 
+    # torch's advice that is not about capture, which would print installation paths in the
+    # learner's notebook: a capturable optimizer stepping outside a capture (the eager runs),
+    # inductor's TF32 advice and dynamo's graph-break notes (the report lists the blockers). The
+    # filters end with this child process (graphlab.isolated).
+    warnings.filterwarnings("ignore", message="This instance was constructed with capturable=True")
+    warnings.filterwarnings("ignore", message="TensorFloat32 tensor cores")
+    logging.getLogger("torch._dynamo").setLevel(logging.ERROR)
     scan = find_blockers(fn, inputs, optimizer=optimizer)
     profile = measured_profile(fn, inputs, steps)
     compiled = compiled_run(fn, inputs, steps) if compile else {"skipped": "compile=False"}

@@ -28,9 +28,12 @@ def test_the_lessons_live_measurement_is_small_and_quick():
     # The stand-in decoder launches many short kernels: a replay beats an eager step at each size.
     assert (table.replay_us < table.eager_us).all(), (table.replay_us, table.eager_us)
     assert (table.capture_s > 0).all() and (table.graph_mib >= 0).all()
-    # The graph's pool alone: the KV cache it reads (2 MiB per batch row) is not counted.
+    # The graph's pool alone: the KV cache it reads (2 MiB per batch row) is not counted. A pool
+    # holds whole 2 MiB segments, so one row's cache and the smallest pool are both 2 MiB (the
+    # H200 measured 2.0 MiB at each of these sizes); from 8 rows on the cache is far larger.
     cache_mib = 2 * table.sizes
-    assert (table.graph_mib < cache_mib).all(), (table.graph_mib, cache_mib)
+    assert (table.graph_mib[1:] < cache_mib[1:]).all(), (table.graph_mib, cache_mib)
+    assert table.graph_mib[0] <= cache_mib[0], (table.graph_mib, cache_mib)
     shared = table.meta["shared_pool"]
     assert shared["sizes"] == sorted(SIZES, reverse=True)
     assert shared["reserved_mib"] == sorted(shared["reserved_mib"])  # a pool only grows
