@@ -190,7 +190,14 @@ def full_disk_cases(tmp_path: Path) -> dict[str, tuple[str, list[str]]]:
     costs.write_text(
         '{"sizes": [1], "replay_us": [1], "eager_us": [2], "capture_s": [1], "graph_mib": [1]}'
     )
+    model = tmp_path / "model.py"
+    model.write_text(
+        "import torch\n\n\ndef make():\n    return torch.nn.Linear(4, 4), (torch.randn(2, 4),)\n"
+    )
+    diagnosed = f"{model}:make"
     return {
+        "diagnose": ("", ["diagnose", diagnosed, "--no-compile", "--steps", "1"]),
+        "diagnose --json": ("", ["diagnose", diagnosed, "--no-compile", "--steps", "1", "--json"]),
         "gaps": ("", ["gaps", str(trace)]),
         "gaps --json": ("", ["gaps", str(trace), "--json"]),
         "plan": ("", ["plan", "--hist", str(hist), "--costs", str(costs)]),

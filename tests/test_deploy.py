@@ -394,8 +394,11 @@ def test_binder_opens_with_one_tour_and_no_news_question():
     overrides = json.loads((BINDER / "overrides.json").read_text())
     assert overrides == {"@jupyterlab/apputils-extension:notification": {"fetchNews": "false"}}
     page_config = LAB_CONFIG / "labconfig" / "page_config.json"
+    # JupyterLab's own tours are off (the course has one), and so is the announcements plugin,
+    # whose first question on a fresh Binder is whether to fetch Jupyter news.
     assert json.loads(page_config.read_text())["disabledExtensions"] == {
-        "jupyterlab-tour:default-tours": True
+        "@jupyterlab/apputils-extension:announcements": True,
+        "jupyterlab-tour:default-tours": True,
     }
     post_build = (BINDER / "postBuild").read_text()
     assert (

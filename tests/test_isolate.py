@@ -194,6 +194,14 @@ def test_watch_it_break_in_a_real_notebook_kernel():
         "crash = demonstrate(os._exit, 7)",
         "hang = demonstrate(time.sleep, 600, timeout=2)",
         "print(failure.explanation.key, crash.exitcode, hang.timed_out, 6 * 7)",
+        # What CUDA says of a host sync during capture names no operation: the cell's line
+        # `x.item()`, which the child only sees if it is sent the cell's source, tells which.
+        "class Capturing:  # a CUDA tensor, read while its stream captures\n"
+        "    def item(self):\n"
+        "        raise RuntimeError('CUDA error: operation not permitted when stream is capturing')\n"
+        "def peak(x):\n"
+        "    return x.item()\n"
+        "print(demonstrate(peak, Capturing()).explanation.key)",
     ]
     notebook = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for c in cells])
     nbclient.NotebookClient(notebook, timeout=120, kernel_name="python3").execute()
@@ -208,6 +216,7 @@ def test_watch_it_break_in_a_real_notebook_kernel():
     assert "The demonstration&#x27;s process died" in outputs[2][-1]["data"]["text/html"]
     assert "The demonstration hung and was stopped" in outputs[3][-1]["data"]["text/html"]
     assert outputs[4][0]["text"] == "unjoined-fork 7 True 42\n"
+    assert outputs[5][-1]["text"] == "host-sync-in-capture\n"
 
 
 # -- time limits that are not numbers, and processes the child starts --------------------------

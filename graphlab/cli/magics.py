@@ -148,15 +148,15 @@ def _diagnosed_call(shell, cell: str) -> tuple:
             "%%graphlab_diagnose: end the cell with a call of the step on its example inputs, "
             "such as model(x) or train_step(x, y)"
         )
+    # The shell's own ex() and ev() run the learner's lines in the notebook's namespace, as the
+    # cell would have run them; the file name marks lines that came from this cell.
     if tree.body[:-1]:
         setup = ast.Module(body=tree.body[:-1], type_ignores=[])
-        exec(compile(setup, "<graphlab_diagnose cell>", "exec"), shell.user_ns)
+        shell.ex(compile(setup, "<graphlab_diagnose cell>", "exec"))
     call = last.value
-    namespace = shell.user_ns
-    fn = eval(compile(ast.Expression(call.func), "<graphlab_diagnose>", "eval"), namespace)
+    fn = shell.ev(compile(ast.Expression(call.func), "<graphlab_diagnose>", "eval"))
     inputs = tuple(
-        eval(compile(ast.Expression(a), "<graphlab_diagnose>", "eval"), namespace)
-        for a in call.args
+        shell.ev(compile(ast.Expression(a), "<graphlab_diagnose>", "eval")) for a in call.args
     )
     return fn, inputs
 

@@ -41,6 +41,7 @@ from __future__ import annotations
 import codecs
 import contextlib
 import faulthandler
+import linecache
 import math
 import multiprocessing
 import numbers
@@ -112,7 +113,7 @@ def isolated(fn, /, *args: Any, timeout: float | None = DEFAULT_TIMEOUT_S, **kwa
             "or move the function into a module."
         )
     try:
-        payload = _pickler.dumps((fn, args, kwargs))
+        payload = _pickler.dumps((fn, args, kwargs, _cell_sources()))
     except Exception as exc:
         raise GraphlabError(
             f"cannot send {getattr(fn, '__name__', fn)!r} and its arguments to a child process "
@@ -145,6 +146,21 @@ def isolated(fn, /, *args: Any, timeout: float | None = DEFAULT_TIMEOUT_S, **kwa
         if cgroup is not None:
             process_tree.kill_cgroup(cgroup)
     return _result(outcome, stderr_tail, timed_out, child.exitcode, timeout)
+
+
+def _cell_sources() -> dict:
+    """The source lines of the notebook cells this process has run, as :mod:`linecache` holds them.
+
+    A function defined in a cell names the cell as its file, and no such file exists on disk: the
+    shell keeps the lines in linecache only. The child gets a copy, so that its traceback shows the
+    cell's lines, and :func:`explain` sees them (``x.item()`` on the line that failed is what
+    tells a host sync from another operation CUDA refuses during capture).
+    """
+    return {
+        name: entry
+        for name, entry in list(linecache.cache.items())
+        if len(entry) == 4 and entry[1] is None and not os.path.exists(name)
+    }
 
 
 def _check_timeout(timeout) -> None:
@@ -197,7 +213,8 @@ def _child_main(payload: bytes, out_w, err_w, res_w, cgroup) -> None:
     sys.stderr = open(2, "w", buffering=1, encoding="utf-8", errors="replace", closefd=False)  # noqa: SIM115
     faulthandler.enable()  # a segfault prints the Python stack before the child dies
     try:
-        fn, args, kwargs = _pickler.loads(payload)
+        fn, args, kwargs, cell_sources = _pickler.loads(payload)
+        linecache.cache.update(cell_sources)
         outcome = ("ok", fn(*args, **kwargs))
     except BaseException as exc:
         outcome = (
