@@ -198,7 +198,8 @@ def test_watch_it_break_in_a_real_notebook_kernel():
         # `x.item()`, which the child only sees if it is sent the cell's source, tells which.
         "class Capturing:  # a CUDA tensor, read while its stream captures\n"
         "    def item(self):\n"
-        "        raise RuntimeError('CUDA error: operation not permitted when stream is capturing')\n"
+        "        raise RuntimeError('CUDA error: operation not permitted when stream is '\n"
+        "                           'capturing')\n"
         "def peak(x):\n"
         "    return x.item()\n"
         "print(demonstrate(peak, Capturing()).explanation.key)",

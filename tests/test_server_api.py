@@ -369,7 +369,7 @@ async def test_trace_errors_name_the_file_relative_to_the_root(jp_fetch, course)
     (course / "traces" / "broken.json").write_text('{"traceEvents": [{"ph": "X"')
     (course / "traces" / "folder.json").mkdir()
     for path, says in [("traces/broken.json", "traces/broken.json: ends early (truncated?); "),
-                       ("traces/folder.json", "traces/folder.json: is a folder, not a regular file; "),
+                       ("traces/folder.json", "traces/folder.json: is a folder, not a regular"),
                        ("traces/none.json", "traces/none.json: no such file")]:  # fmt: skip
         code, message = await refusal(jp_fetch("graphlab", "trace", params={"path": path}))
         assert code in (400, 404) and message.startswith(says), message
