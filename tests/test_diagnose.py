@@ -101,6 +101,13 @@ def test_diagnose_a_model_that_captures():
     json.dumps(d)
 
 
+def test_one_kernel_and_one_input_are_counted_in_the_singular():
+    report = graphlab.diagnose(torch.nn.Linear(4, 4), torch.randn(2, 4), steps=1, compile=False)
+    text = str(report)
+    assert "1 kernel per step;" in text and "1 kernels" not in text
+    assert report.timing["source"].endswith(", 1 kernel of 3 µs assumed, 1 input copy")
+
+
 def test_diagnose_a_model_that_does_not_capture():
     fn, inputs = examples.branchy()
     d = graphlab.diagnose(fn, *inputs).to_dict()

@@ -31,7 +31,7 @@ from graphlab.errors import GraphlabError
 
 from .attempt import state_tensors, try_capture
 from .blockers import find_blockers
-from .profile import ASSUMED_KERNEL_US, estimated_profile, measured_profile
+from .profile import ASSUMED_KERNEL_US, estimated_profile, kernels_text, measured_profile
 from .recommend import recommend
 from .report import Report
 from .shapes import shape_buckets
@@ -150,8 +150,9 @@ def _emulated(fn, inputs, *, optimizer, steps, expected_calls) -> dict[str, Any]
         step = model_step([ASSUMED_KERNEL_US] * max(scan.kernels, 1))
         model = from_simulation(step, calibrated(), copy_in_us=copies)
         timing = {
-            "source": f"estimate: simulator calibrated on an NVIDIA H200, {scan.kernels} kernels "
-            f"of {ASSUMED_KERNEL_US:g} µs assumed, {len(copies)} input copies",
+            "source": "estimate: simulator calibrated on an NVIDIA H200, "
+            f"{kernels_text(scan.kernels)} of {ASSUMED_KERNEL_US:g} µs assumed, "
+            + ("1 input copy" if len(copies) == 1 else f"{len(copies)} input copies"),
             "estimate": True,
             "eager_us": model.eager_us,
             "replay_us": model.replay_us,

@@ -17,7 +17,13 @@ import numpy as np
 from graphlab.simulator import calibrated, eager, model_step, simulate
 from graphlab.trace.gaps import busy_intervals
 
-__all__ = ["ASSUMED_KERNEL_US", "estimated_profile", "measured_profile", "profile_of"]
+__all__ = [
+    "ASSUMED_KERNEL_US",
+    "estimated_profile",
+    "kernels_text",
+    "measured_profile",
+    "profile_of",
+]
 
 # Length assumed for every kernel of an estimate: a short elementwise or small-matmul kernel of a
 # decode step on the H200 lasts a few µs. The estimate says so wherever it is shown.
@@ -34,13 +40,19 @@ def measured_profile(fn, inputs: Sequence[Any], steps: int) -> dict[str, Any]:
     return profile_of(timeline, steps, source="torch.profiler, eager calls back to back")
 
 
+def kernels_text(count: float) -> str:
+    """``count`` kernels in words, rounded to a whole number: "1 kernel", "46 kernels"."""
+    whole = round(count)
+    return f"{whole} kernel" if whole == 1 else f"{whole} kernels"
+
+
 def estimated_profile(ops: Sequence[str], steps: int) -> dict[str, Any]:
     """Simulate ``steps`` eager calls of ``ops`` (one kernel each) with the calibrated H200
     parameters, back to back as a real loop runs them."""
     step = model_step([ASSUMED_KERNEL_US] * max(len(ops), 1), list(ops) or ["kernel"])
     timeline = simulate(eager(step, calibrated(), iterations=steps))
     source = (
-        f"estimate: simulator calibrated on an NVIDIA H200, assuming {len(ops)} kernels of "
+        f"estimate: simulator calibrated on an NVIDIA H200, assuming {kernels_text(len(ops))} of "
         f"{ASSUMED_KERNEL_US:g} µs (one per operation seen on the CPU)"
     )
     return profile_of(timeline, steps, source=source)

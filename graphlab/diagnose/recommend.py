@@ -16,6 +16,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from .profile import kernels_text
+
 __all__ = ["GPU_BOUND_IDLE", "recommend"]
 
 # Below this idle fraction the GPU is busy almost all the time: launches are hidden.
@@ -32,7 +34,7 @@ def recommend(
     """``(verdict, one-line advice, evidence)``; verdict is one of "full graph", "piecewise",
     "reduce-overhead" and "not worth it"."""
     evidence = [
-        f"{profile['kernels_per_step']:.0f} kernels per step, GPU idle "
+        f"{kernels_text(profile['kernels_per_step'])} per step, GPU idle "
         f"{profile['idle_fraction']:.0%} of the step ({profile['source']})"
     ]
     if blockers:

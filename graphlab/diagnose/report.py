@@ -14,13 +14,20 @@ from pathlib import Path
 from typing import Any
 
 from .fixes import TITLES
+from .profile import kernels_text
 
 __all__ = ["Report"]
 
 
 class Report:
     """A diagnosis: ``capturable``, ``blockers``, ``kernels``, ``eager_us``, ``replay_us``,
-    ``break_even_calls``, ``recommendation``, ``backend`` and the sections behind them."""
+    ``break_even_calls``, ``recommendation``, ``backend`` and the sections behind them.
+
+    ``kernels`` counts the step's operations that launch GPU work, as the blocker scan saw them;
+    the text's "kernels per step" is the profile's ``kernels_per_step``, the kernels a GPU really
+    ran (one operation may run more than one: a cuBLAS matmul, a fused optimizer step), so on a
+    GPU the two may differ. On the CPU the profile assumes one kernel per operation.
+    """
 
     def __init__(self, data: dict[str, Any]):
         self._data = data
@@ -41,7 +48,7 @@ class Report:
         d = self._data
         p = d["profile"]
         profile = [
-            f"{p['kernels_per_step']:.0f} kernels per step; GPU idle {p['idle_fraction']:.0%}; "
+            f"{kernels_text(p['kernels_per_step'])} per step; GPU idle {p['idle_fraction']:.0%}; "
             + (
                 "launch-bound (the GPU waits for the host)"
                 if p["launch_bound"]
@@ -228,7 +235,7 @@ class Report:
                 color=["#1f77b4", "#d62728"],
             )
             guess = " (estimate)" if p["source"].startswith("estimate") else ""
-            title = f"GPU busy and idle, {p['kernels_per_step']:.0f} kernels{guess}"
+            title = f"GPU busy and idle, {kernels_text(p['kernels_per_step'])}{guess}"
             right.set(ylim=(0, 1), ylabel="share of the eager step", title=title)
         return fig
 
