@@ -188,6 +188,18 @@ def open_notebook(page, base: str, path: str, app: str = "lab") -> None:
     page.wait_for_selector(".graphlab-SolutionBar", timeout=SERVER_START_S * 1000)
 
 
+def show_sidebar(page) -> None:
+    """Show the course sidebar once JupyterLab has restored its saved layout.
+
+    Activating it earlier can be undone a moment later, when the restorer brings back the panel
+    the layout had open (the file browser), which leaves the sidebar's buttons hidden.
+    """
+    page.evaluate(
+        f"async () => {{ await {APP}.restored;"
+        f" {APP}.shell.activateById('graphlab-course-sidebar'); }}"
+    )
+
+
 def wait_until(page, condition: str) -> None:
     """Wait for a JavaScript condition on the page (UI_S at most)."""
     page.wait_for_function(f"() => {condition}", timeout=UI_S * 1000)
@@ -217,7 +229,7 @@ def test_sidebar_status_bar_and_solutions_in_jupyterlab(tmp_path, monkeypatch):
         open_notebook(page, base, LESSON.name)
 
         # The sidebar: both lessons with 0/1, the backend of this machine.
-        page.evaluate(f"() => {APP}.shell.activateById('graphlab-course-sidebar')")
+        show_sidebar(page)
         sidebar = page.locator("#graphlab-course-sidebar")
         lessons = sidebar.locator(".graphlab-Sidebar-lesson")
         lessons.nth(1).wait_for(timeout=UI_S * 1000)

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 from test_browser import SERVER_START_S, TOKEN
-from test_browser_course import APP, UI_S, browser_page, jupyter, save
+from test_browser_course import APP, UI_S, browser_page, jupyter, save, show_sidebar
 
 pytestmark = pytest.mark.browser
 
@@ -142,12 +142,12 @@ def test_opening_and_closing_every_lesson_leaves_it_unmodified(tmp_path):
             shutil.copy(NOTEBOOKS / lesson, root / lesson)
         page.goto(f"{base}/lab?token={TOKEN}", timeout=SERVER_START_S * 1000)
         page.wait_for_function(f"() => {APP} && {APP}.commands.hasCommand('graphlab:tour')")
-        page.evaluate(f"() => {APP}.shell.activateById('graphlab-course-sidebar')")
+        show_sidebar(page)
         buttons = page.locator("#graphlab-course-sidebar .graphlab-Sidebar-open")
         buttons.nth(len(LESSONS) + 1).wait_for(timeout=UI_S * 1000)  # plus the two test ones
         for lesson in LESSONS:
             before = (root / lesson).read_bytes()
-            page.evaluate(f"() => {APP}.shell.activateById('graphlab-course-sidebar')")
+            show_sidebar(page)
             page.locator(f"#graphlab-course-sidebar button[title='Open {lesson}']").click()
             # The kernel has started and said which language it runs: the moment a lesson
             # used to turn modified.
