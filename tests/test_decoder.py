@@ -255,10 +255,8 @@ def test_recorded_decoder_timelines_reads_all_three_with_their_provenance(tmp_pa
 
 
 def test_the_bundled_decoder_recording_covers_every_bucket_batch_and_way():
-    name = experiments.DECODER_NAME
-    if not (RECORDINGS_DIR / f"{name}.json").exists():
-        pytest.skip(f"{name} is not bundled yet: it is made on a GPU by `graphlab record`")
-    rec = recording(name)
+    rec = recording(experiments.DECODER_NAME)  # a missing recording fails: RecordingError
+    assert rec.path == RECORDINGS_DIR / "decoder_full_vs_piecewise.json"
     modes = rec.timings["modes"]
     assert modes["buckets"] == list(experiments.DECODER_BUCKETS)
     assert {(s["bucket"], s["batch"], s["mode"], s["attention"]) for s in modes["steps"]} == {

@@ -233,14 +233,37 @@ def test_list_recordings_of_a_missing_folder_is_an_error(tmp_path):
 
 
 def bundled(name: str) -> Recording:
-    """A recording bundled with graphlab; the test is skipped until the GPU run has made it."""
-    if not (RECORDINGS_DIR / f"{name}.json").exists():
-        pytest.skip(f"{name} is not bundled yet: it is made on a GPU by `graphlab record`")
+    """A recording bundled with graphlab (a missing one fails the test: RecordingError)."""
     return recording(name)
 
 
+def test_every_experiment_of_a_full_run_is_bundled():
+    # `graphlab record` on the H200 wrote one recording per experiment of the full plan.
+    assert [rec.name for rec in list_recordings()] == [
+        "break_even_chain_10_k4096",
+        "break_even_chain_20_k16777216",
+        "break_even_chain_100_k262144",
+        "break_even_chain_1000_k4096",
+        "break_even_mlp_l16_w64_b4",
+        "chain_10_k4096",
+        "chain_10_k262144",
+        "chain_10_k16777216",
+        "chain_100_k4096",
+        "chain_100_k262144",
+        "chain_100_k16777216",
+        "chain_1000_k4096",
+        "chain_1000_k262144",
+        "chain_1000_k16777216",
+        "decoder_full_vs_piecewise",
+        "fork_join_1stream_k4_n256",
+        "fork_join_1stream_k4_n1024",
+        "fork_join_2streams_k4_n256",
+        "fork_join_2streams_k4_n1024",
+    ]
+    assert {rec.name for rec in list_recordings()} == {e.name for e in experiments()}
+
+
 def test_bundled_recordings_all_load_and_come_from_a_full_run():
-    # Holds for any number of bundled files, including none before the first GPU run.
     for rec in list_recordings():
         assert rec.path.parent == RECORDINGS_DIR
         assert rec.label.startswith(f"recorded on {rec.meta['gpu']} (driver ")
