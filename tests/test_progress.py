@@ -170,24 +170,43 @@ def test_an_unwritable_store_folder_is_reported_in_one_line(tmp_path, monkeypatc
     assert "\n" not in str(e.value)
 
 
-# Each writer waits for the same start time, then records 50 results as fast as it can.
+# Each writer records 50 results as fast as it can.
 WRITER = """
-import sys, time
+import sys
 from graphlab.course.progress import record
-name, start = sys.argv[1], float(sys.argv[2])
-time.sleep(max(0.0, start - time.time()))
 for i in range(50):
-    record("09_shared", f"{name}-{i:02d}", i % 3 == 0)
+    record("09_shared", f"{sys.argv[1]}-{i:02d}", i % 3 == 0)
 """
 
 
+def blocked_on(lock: Path) -> set[int]:
+    """The processes that Linux's /proc/locks shows waiting for the flock on ``lock``."""
+    inode = str(lock.stat().st_ino)
+    waiting = set()
+    for line in Path("/proc/locks").read_text().splitlines():
+        fields = line.split()
+        # "1: -> FLOCK  ADVISORY  WRITE <pid> <major>:<minor>:<inode> 0 EOF" is a waiter.
+        if fields[1] == "->" and fields[2] == "FLOCK" and fields[6].split(":")[-1] == inode:
+            waiting.add(int(fields[5]))
+    return waiting
+
+
+@pytest.mark.skipif(not Path("/proc/locks").exists(), reason="reads Linux's /proc/locks")
 def test_two_kernels_writing_at_once_lose_nothing(store):
-    start = time.time() + 2.0
     env = {**os.environ, ENV: str(store), "PYTHONPATH": str(ROOT)}
-    writers = [
-        subprocess.Popen([sys.executable, "-c", WRITER, name, str(start)], env=env)
-        for name in ("a", "b")
-    ]
+    # The store's lock is held here while both writers start, so both must wait for it: when
+    # it is let go one writes while the other still waits, then they take turns.
+    with progress._locked(store):
+        writers = [
+            subprocess.Popen([sys.executable, "-c", WRITER, name], env=env) for name in ("a", "b")
+        ]
+        lock = store.with_name(store.name + ".lock")
+        deadline = time.monotonic() + 120
+        while blocked_on(lock) != {writer.pid for writer in writers}:
+            assert time.monotonic() < deadline, f"writers waiting: {blocked_on(lock)}"
+            assert [writer.poll() for writer in writers] == [None, None]
+            time.sleep(0.05)
+        assert not store.exists()  # nothing was written past the held lock
     assert [writer.wait(timeout=120) for writer in writers] == [0, 0]
     results = load()["09_shared"]
     assert len(results) == 100
