@@ -9,10 +9,10 @@ slip past the contract.
 from __future__ import annotations
 
 import re
+import tomllib
 from pathlib import Path
 
 import importlinter.cli
-import tomllib
 
 import graphlab
 

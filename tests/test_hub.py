@@ -33,7 +33,7 @@ import sys
 import time
 import uuid
 from concurrent.futures import ThreadPoolExecutor
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -315,7 +315,7 @@ class Learner:
             "msg_type": "execute_request",
             "username": self.name,
             "session": session,
-            "date": datetime.now(timezone.utc).isoformat(),
+            "date": datetime.now(UTC).isoformat(),
             "version": "5.3",
         }
         content = {"code": code, "silent": False, "store_history": True, "allow_stdin": False}

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 import threading
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
@@ -140,7 +140,7 @@ def test_graphlab_progress_hub(hub_url, capsys, monkeypatch):
 def test_the_view_page_marks_each_cell_with_its_state():
     zoe = LearnerProgress("zoe", None, "running", {"00_start_here": "passed"})
     bob = LearnerProgress("<bob>", None, "not started")
-    html = page([zoe, bob], COURSE[:2], datetime(2026, 12, 3, 10, 0, tzinfo=timezone.utc))
+    html = page([zoe, bob], COURSE[:2], datetime(2026, 12, 3, 10, 0, tzinfo=UTC))
     assert '<td class="passed">passed</td><td></td>' in html  # 01 missing from zoe's reply
     assert "&lt;bob&gt;" in html and "<bob>" not in html
     assert "2 learners, 1 servers running. Read at 10:00:00 UTC" in html

@@ -11,7 +11,7 @@ import stat
 import subprocess
 import sys
 import time
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -49,7 +49,7 @@ class FixedClock(datetime):
 
     @classmethod
     def now(cls, tz=None):
-        return datetime(2026, 12, 3, 22, 15, 0, tzinfo=timezone.utc)
+        return datetime(2026, 12, 3, 22, 15, 0, tzinfo=UTC)
 
 
 @pytest.fixture

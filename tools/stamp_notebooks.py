@@ -21,6 +21,7 @@ lesson with no change of content; the Python version is kept once, in ``metadata
 from __future__ import annotations
 
 import sys
+from datetime import UTC
 from pathlib import Path
 
 import nbformat
@@ -40,7 +41,7 @@ def provenance(command: str = "tools/execute_notebooks.py") -> dict[str, str]:
         meta = machine_meta(command)
     else:
         import platform
-        from datetime import datetime, timezone
+        from datetime import datetime
 
         import torch
 
@@ -50,7 +51,7 @@ def provenance(command: str = "tools/execute_notebooks.py") -> dict[str, str]:
             "gpu": "none",
             "torch": torch.__version__,
             "python": platform.python_version(),
-            "date": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+            "date": datetime.now(UTC).isoformat(timespec="seconds"),
             "graphlab": graphlab.__version__,
         }
     return {**meta, "backend": live.name}

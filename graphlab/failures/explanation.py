@@ -176,11 +176,7 @@ def _attach(exc: Exception) -> None:
     explanation = explain(exc)
     if not explanation.matched:
         return
-    note = _NOTE_PREFIX + str(explanation)
-    if hasattr(exc, "add_note"):
-        exc.add_note(note)
-    else:  # Python 3.10 has no add_note; IPython and the exceptiongroup backport read __notes__
-        exc.__notes__ = [*notes, note]
+    exc.add_note(_NOTE_PREFIX + str(explanation))
 
 
 def _chain(failure) -> list[tuple[str, str]]:

@@ -48,7 +48,7 @@ async def probe_backend(python: str = sys.executable) -> dict[str, Any]:
             stderr=asyncio.subprocess.PIPE,
         )
         out, err = await asyncio.wait_for(child.communicate(), TIMEOUT_S)
-    except (OSError, asyncio.TimeoutError) as exc:
+    except (TimeoutError, OSError) as exc:
         return describe({"name": "unknown", "label": f"backend unknown ({exc or 'timed out'})"})
     lines = out.decode(errors="replace").strip().splitlines()
     if child.returncode == 0 and lines:

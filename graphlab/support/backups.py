@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import glob
 import re
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 __all__ = ["newest_kept", "unused_name"]
@@ -20,7 +20,7 @@ __all__ = ["newest_kept", "unused_name"]
 def unused_name(path: Path, label: str) -> Path:
     """A name beside ``path`` that nothing holds yet: ``<stem>.<label>-<UTC time><suffix>``, with
     ``-2``, ``-3``, ... after the time when copies are made within one second."""
-    stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
     kept = path.with_name(f"{path.stem}.{label}-{stamp}{path.suffix}")
     count = 1
     while kept.exists() or kept.is_symlink():

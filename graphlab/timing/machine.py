@@ -9,7 +9,7 @@ from __future__ import annotations
 import platform
 import shutil
 import subprocess
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 __all__ = ["driver_version", "machine_meta"]
 
@@ -44,7 +44,7 @@ def machine_meta(command: str) -> dict[str, str]:
         "torch": torch.__version__,
         "cuda": str(torch.version.cuda),
         "python": platform.python_version(),
-        "date": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "date": datetime.now(UTC).isoformat(timespec="seconds"),
         "graphlab": graphlab.__version__,
         "command": command,
     }

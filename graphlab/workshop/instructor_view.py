@@ -17,7 +17,7 @@ import asyncio
 import html
 import os
 import secrets
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 from tornado.ioloop import IOLoop
 from tornado.web import Application, RequestHandler, authenticated
@@ -84,7 +84,7 @@ def _handlers(prefix: str) -> list:
                 self.set_status(502)
                 self.finish(f"<p>{html.escape(str(exc))}</p>")
                 return
-            self.finish(page(learners, lessons(), datetime.now(timezone.utc)))
+            self.finish(page(learners, lessons(), datetime.now(UTC)))
 
     return [(prefix, ProgressPage), (prefix + "oauth_callback", HubOAuthCallbackHandler)]
 

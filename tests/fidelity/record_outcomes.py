@@ -55,7 +55,7 @@ def main(argv: list[str]) -> int:
         "torch": torch.__version__,
         "cuda": torch.version.cuda,
         "python": platform.python_version(),
-        "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        "date": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
         "command": "python tests/fidelity/record_outcomes.py " + argv[0],
     }
     text = json.dumps({"meta": meta, "outcomes": outcomes}, indent=2, sort_keys=True) + "\n"
