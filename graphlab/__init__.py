@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import importlib
 import sys
+from typing import Any
 
 from .backend import backend
 from .errors import GraphlabError
@@ -67,7 +68,7 @@ _SUBPACKAGES = {
 }
 
 
-def __getattr__(name: str):
+def __getattr__(name: str) -> Any:
     if name == "cuda":
         from .backend import cuda_module
 

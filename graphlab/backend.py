@@ -17,6 +17,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 from functools import cache
+from types import ModuleType
 
 __all__ = ["Backend", "backend"]
 
@@ -78,7 +79,7 @@ def backend() -> Backend:
     return Backend("emulator", "cpu", f"{why}; CUDA graph semantics run on the CPU emulator")
 
 
-def cuda_module():
+def cuda_module() -> ModuleType:
     """``torch.cuda`` on a GPU, :mod:`graphlab.emulator` elsewhere."""
     if backend().is_cuda:
         import torch
