@@ -24,6 +24,8 @@ import re
 import traceback
 import warnings
 from dataclasses import dataclass
+from types import TracebackType
+from typing import Any, Literal, cast
 
 from .catalogue import CATALOGUE, Failure
 from .recovery import current_stream, recover
@@ -71,7 +73,7 @@ class Explanation:
             lines.append(f"  Lesson: {self.lesson}")
         return "\n".join(lines)
 
-    def _repr_pretty_(self, printer, cycle) -> None:
+    def _repr_pretty_(self, printer: Any, cycle: bool) -> None:
         printer.text(str(self))  # IPython in a terminal: the readable text, not the dataclass
 
     def _repr_html_(self) -> str:
@@ -111,7 +113,7 @@ def explain(failure: BaseException | warnings.WarningMessage | Warning | str) ->
         return _unknown("<a failure that raised while graphlab read it>")
 
 
-def _explain(failure) -> Explanation:
+def _explain(failure: object) -> Explanation:
     if issubclass(type(failure), BaseException):
         attached = _attribute(failure, "explanation")
         if type(attached) is Explanation:  # an IsolatedFailure carries its child's
@@ -162,7 +164,12 @@ class explained(contextlib.ContextDecorator):
         self._stream = current_stream()
         return self
 
-    def __exit__(self, exc_type, exc, tb) -> bool:
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> Literal[False]:
         if isinstance(exc, Exception):
             _attach(exc)
             recover(self._stream)
@@ -179,7 +186,7 @@ def _attach(exc: Exception) -> None:
     exc.add_note(_NOTE_PREFIX + str(explanation))
 
 
-def _chain(failure) -> list[tuple[str, str]]:
+def _chain(failure: object) -> list[tuple[str, str]]:
     """(text, traceback) for the failure and each exception it was raised from or during.
 
     The traceback is one "file: source line" per frame.
@@ -202,13 +209,13 @@ def _chain(failure) -> list[tuple[str, str]]:
         cuda_error = _attribute(exc, "cuda_error")
         if cuda_error is not None:
             text += f" [{_text(cuda_error)}]"
-        chain.append((text, _source(exc)))
+        chain.append((text, _source(cast(BaseException, exc))))  # type() checked it
         cause = _attribute(exc, "__cause__")
         exc = cause if cause is not None else _attribute(exc, "__context__")
     return chain
 
 
-def _text(value) -> str:
+def _text(value: object) -> str:
     """``value`` as a plain str: a str as it is, bytes decoded, anything else by its str(), and
     a placeholder when even that raises.
 
@@ -220,7 +227,8 @@ def _text(value) -> str:
         return str.__str__(value)
     try:
         if issubclass(kind, (bytes, bytearray, memoryview)):
-            return bytes(value).decode("utf-8", errors="replace")
+            data = cast("bytes | bytearray | memoryview", value)  # type() checked it
+            return bytes(data).decode("utf-8", errors="replace")
         text = str(value)
     except KeyboardInterrupt:
         raise
@@ -231,10 +239,11 @@ def _text(value) -> str:
 
 def _name(kind: type) -> str:
     """A class's own name, read past a metaclass that redefines ``__name__``."""
-    return type.__dict__["__name__"].__get__(kind)
+    name: str = type.__dict__["__name__"].__get__(kind)
+    return name
 
 
-def _attribute(value, name: str):
+def _attribute(value: object, name: str) -> Any:
     """``getattr(value, name, None)``, None also when the attribute's lookup raises."""
     try:
         return getattr(value, name, None)

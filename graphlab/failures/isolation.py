@@ -51,6 +51,10 @@ import signal
 import sys
 import time
 import traceback
+from collections.abc import Callable
+from multiprocessing.connection import Connection
+from multiprocessing.process import BaseProcess
+from pathlib import Path
 from typing import Any
 
 from graphlab.errors import GraphlabError
@@ -96,7 +100,9 @@ class IsolatedFailure(GraphlabError, RuntimeError):
         self.child_traceback = child_traceback
 
 
-def isolated(fn, /, *args: Any, timeout: float | None = DEFAULT_TIMEOUT_S, **kwargs: Any) -> Any:
+def isolated(
+    fn: Callable[..., Any], /, *args: Any, timeout: float | None = DEFAULT_TIMEOUT_S, **kwargs: Any
+) -> Any:
     """Call ``fn(*args, **kwargs)`` in a child process and return its (picklable) result.
 
     The child's stdout and stderr are copied to this process's ``sys.stdout``/``sys.stderr`` as
@@ -129,6 +135,7 @@ def isolated(fn, /, *args: Any, timeout: float | None = DEFAULT_TIMEOUT_S, **kwa
         target=_child_main, args=(payload, out_w, err_w, res_w, cgroup), name="graphlab-isolated"
     )
     child.start()
+    assert child.pid is not None  # it has started
     # Both sides put the child in a group of its own, so that it is done whichever runs first.
     with contextlib.suppress(OSError):
         os.setpgid(child.pid, child.pid)
@@ -148,7 +155,7 @@ def isolated(fn, /, *args: Any, timeout: float | None = DEFAULT_TIMEOUT_S, **kwa
     return _result(outcome, stderr_tail, timed_out, child.exitcode, timeout)
 
 
-def _cell_sources() -> dict:
+def _cell_sources() -> dict[str, Any]:
     """The source lines of the notebook cells this process has run, as :mod:`linecache` holds them.
 
     A function defined in a cell names the cell as its file, and no such file exists on disk: the
@@ -163,7 +170,7 @@ def _cell_sources() -> dict:
     }
 
 
-def _check_timeout(timeout) -> None:
+def _check_timeout(timeout: object) -> None:
     """Refuse a time limit that is not a number of seconds above zero (None: no limit)."""
     if timeout is None:
         return
@@ -179,7 +186,9 @@ def _check_timeout(timeout) -> None:
         )
 
 
-def demonstrate(fn, /, *args: Any, timeout: float | None = DEFAULT_TIMEOUT_S, **kwargs: Any):
+def demonstrate(
+    fn: Callable[..., Any], /, *args: Any, timeout: float | None = DEFAULT_TIMEOUT_S, **kwargs: Any
+) -> Any:
     """Run ``fn`` with :func:`isolated` and show what went wrong instead of raising.
 
     For the "watch it break" cells of the course. Returns the :class:`IsolatedFailure` (or fn's
@@ -194,7 +203,9 @@ def demonstrate(fn, /, *args: Any, timeout: float | None = DEFAULT_TIMEOUT_S, **
     return result
 
 
-def _child_main(payload: bytes, out_w, err_w, res_w, cgroup) -> None:
+def _child_main(
+    payload: bytes, out_w: Connection, err_w: Connection, res_w: Connection, cgroup: Path | None
+) -> None:
     """Entry point of the child: route output into the pipes, run fn, send back the outcome.
 
     Before fn runs, the child leads a process group, becomes the subreaper of what fn starts and
@@ -236,7 +247,13 @@ def _child_main(payload: bytes, out_w, err_w, res_w, cgroup) -> None:
     process_tree.stop_tree(os.getpid())
 
 
-def _pump(child, out_r, err_r, res_r, timeout: float | None):
+def _pump(
+    child: BaseProcess,
+    out_r: Connection,
+    err_r: Connection,
+    res_r: Connection,
+    timeout: float | None,
+) -> tuple[Any, str, bool]:
     """Copy the child's output to ours until it is done.
 
     Returns (outcome or None, the tail of its stderr, whether the time limit was reached). Done
@@ -282,7 +299,7 @@ def _pump(child, out_r, err_r, res_r, timeout: float | None):
     return outcome, stderr_tail, False
 
 
-def _receive(res_r):
+def _receive(res_r: Connection) -> Any:
     """The outcome the child sent; None when it sent none (it crashed or called os._exit).
 
     What pickles in the child may still fail to load here: an exception class whose __init__
@@ -298,8 +315,9 @@ def _receive(res_r):
         return ("unloadable", f"{type(exc).__name__}: {exc}")
 
 
-def _stop(child) -> None:
+def _stop(child: BaseProcess) -> None:
     """End the child, if it still runs, and every process it started (see the module's doc)."""
+    assert child.pid is not None  # isolated() has started it
     if child.exitcode is None:
         # Not reaped yet, so its pid is still its own: stop what is below it before the child
         # ends and the kernel hands that to init.
@@ -312,12 +330,13 @@ def _stop(child) -> None:
     _signal_group(child, signal.SIGKILL)
 
 
-def _signal_group(child, signum: int) -> None:
+def _signal_group(child: BaseProcess, signum: int) -> None:
     """Send ``signum`` to the child's process group.
 
     The group's id is the child's pid, and only the child makes such a group (see _child_main);
     before the child has made it, the signal goes to the child alone.
     """
+    assert child.pid is not None  # isolated() has started it
     try:
         os.killpg(child.pid, signum)
     except ProcessLookupError:
@@ -328,7 +347,9 @@ def _signal_group(child, signum: int) -> None:
         pass
 
 
-def _result(outcome, stderr_tail: str, timed_out: bool, exitcode: int | None, timeout):
+def _result(
+    outcome: Any, stderr_tail: str, timed_out: bool, exitcode: int | None, timeout: float | None
+) -> Any:
     if timed_out:
         raise IsolatedFailure(
             f"the isolated run did not finish within {timeout:g} s and was stopped",
@@ -419,7 +440,7 @@ def _crash_explanation(exitcode: int | None, stderr_tail: str) -> Explanation:
     )
 
 
-def _timeout_explanation(timeout) -> Explanation:
+def _timeout_explanation(timeout: float | None) -> Explanation:
     return Explanation(
         key="child-timeout",
         title="The demonstration hung and was stopped",
@@ -441,7 +462,7 @@ def _timeout_explanation(timeout) -> Explanation:
 def _show(explanation: Explanation) -> None:
     """HTML in a notebook, text elsewhere."""
     try:
-        from IPython import get_ipython
+        from IPython.core.getipython import get_ipython
         from IPython.display import display
     except ImportError:
         print(explanation)

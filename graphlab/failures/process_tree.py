@@ -27,6 +27,7 @@ import itertools
 import os
 import signal
 import time
+from collections.abc import Iterable
 from pathlib import Path
 
 __all__ = ["become_subreaper", "join_cgroup", "kill_cgroup", "new_cgroup", "stop_tree"]
@@ -41,7 +42,7 @@ def become_subreaper() -> bool:
     """Make this process the subreaper of its descendants; False where Linux does not offer it."""
     try:
         libc = ctypes.CDLL(None, use_errno=True)
-        return libc.prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0
+        return bool(libc.prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0)
     except (OSError, AttributeError):  # no libc to load, or no prctl in it (not Linux)
         return False
 
@@ -76,7 +77,7 @@ def _descendants(pid: int) -> list[int]:
     return found
 
 
-def _signal(pids, signum: int) -> None:
+def _signal(pids: Iterable[int], signum: int) -> None:
     for pid in pids:
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.kill(pid, signum)
@@ -91,7 +92,7 @@ def _running(pid: int) -> bool:
     return stat.rsplit(")", 1)[1].split()[0] != "Z"
 
 
-def _settle(pids) -> None:
+def _settle(pids: Iterable[int]) -> None:
     """Wait, up to :data:`_SETTLE_S`, until each of ``pids`` has ended."""
     deadline = time.monotonic() + _SETTLE_S
     for pid in pids:

@@ -23,6 +23,7 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from types import FrameType
 from typing import TextIO
 
 from graphlab.errors import GraphlabError
@@ -34,7 +35,7 @@ NEW_FILE_MODE = 0o644  # a new file is meant to be shared, whatever the umask
 
 @contextmanager
 def atomic_writer(
-    path: str | os.PathLike, error: type[GraphlabError] = GraphlabError
+    path: str | os.PathLike[str], error: type[GraphlabError] = GraphlabError
 ) -> Iterator[TextIO]:
     """Yield a text file whose content replaces ``path`` when the ``with`` block ends cleanly.
 
@@ -82,7 +83,7 @@ def atomic_writer(
 
 
 def write_text_atomically(
-    path: str | os.PathLike, text: str, error: type[GraphlabError] = GraphlabError
+    path: str | os.PathLike[str], text: str, error: type[GraphlabError] = GraphlabError
 ) -> Path:
     """Write ``text`` to ``path`` through :func:`atomic_writer`; return the path written."""
     with atomic_writer(path, error) as out:
@@ -96,10 +97,11 @@ class _Temp:
     def __init__(self, path: Path):
         self.path = path
         self.name: str | None = None  # the temp file's name, once it has one
-        self.fd = self._open_unnamed()
-        if self.fd is None:
+        unnamed = self._open_unnamed()
+        if unnamed is None:
             self.name = _temp_name(path)
-            self.fd = os.open(self.name, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+            unnamed = os.open(self.name, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        self.fd = unnamed  # -1 once closed
 
     def _open_unnamed(self) -> int | None:
         flag = getattr(os, "O_TMPFILE", None)
@@ -143,7 +145,7 @@ def _discarded_on_sigterm(temp: _Temp) -> Iterator[None]:
         yield
         return
 
-    def terminate(signum, frame):
+    def terminate(signum: int, frame: FrameType | None) -> None:
         temp.discard()
         signal.signal(signal.SIGTERM, signal.SIG_DFL)
         os.kill(os.getpid(), signal.SIGTERM)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -50,7 +51,7 @@ def parse_json(text: str | bytes, source: str, error: type[GraphlabError], advic
     raise error(f"{printable(source)} {problem}: {advice}")
 
 
-def read_json(path: str | os.PathLike, error: type[GraphlabError], advice: str) -> Any:
+def read_json(path: str | os.PathLike[str], error: type[GraphlabError], advice: str) -> Any:
     """The value of the JSON file at ``path``, or ``error`` with one line (see
     :func:`parse_json`); a file that cannot be read at all says why. A missing file raises
     ``FileNotFoundError`` as it is, for callers to whom that means "nothing yet"."""
@@ -70,6 +71,7 @@ def _deeper_than(value: Any, limit: int) -> bool:
     stack = [(value, 1)]
     while stack:
         item, depth = stack.pop()
+        children: Iterable[Any]
         if isinstance(item, dict):
             children = item.values()
         elif isinstance(item, list):

@@ -76,7 +76,7 @@ _CAPTURABLE_CHECK = "_get_capturable_supported_devices"
 
 def check() -> None:
     """Raise :class:`TorchInternalsError` naming the first private API this torch lacks."""
-    required = {
+    required: dict[str, Callable[[], object]] = {
         "torch._C._VariableFunctions": lambda: torch._C._VariableFunctions,
         "torch._C._storage_Use_Count": lambda: torch._C._storage_Use_Count,
         "UntypedStorage._cdata": lambda: torch.empty(1).untyped_storage()._cdata,
@@ -105,18 +105,18 @@ def op_schema(op: Any) -> Any:
 
 def overload_name(op: Any) -> str:
     """An aten overload's own name: ``"Tensor"`` for ``aten.add.Tensor``."""
-    return op._overloadname
+    return str(op._overloadname)
 
 
 def storage_id(storage: torch.UntypedStorage) -> int:
     """The address of a storage's C++ object: one id per storage while it is alive."""
-    return storage._cdata
+    return int(storage._cdata)
 
 
 def storage_use_count(sid: int) -> int:
     """How many references the storage with id ``sid`` has: tensors, views, saved tensors, and
     its Python object (always, from torch 2.13; while something holds it, on torch 2.5)."""
-    return torch._C._storage_Use_Count(sid)
+    return int(torch._C._storage_Use_Count(sid))
 
 
 def capturable_devices_hook() -> tuple[str, str]:
@@ -124,12 +124,12 @@ def capturable_devices_hook() -> tuple[str, str]:
     return _CAPTURABLE_MODULE, _CAPTURABLE_CHECK
 
 
-def end_allocate_to_pool() -> Callable[[int, tuple], None] | None:
+def end_allocate_to_pool() -> Callable[[int, tuple[int, int]], None] | None:
     """The allocator's "stop routing into this graph pool" hook, or None on this build."""
     return getattr(torch._C, "_cuda_endAllocateToPool", None)
 
 
-def release_pool() -> Callable[[int, tuple], None] | None:
+def release_pool() -> Callable[[int, tuple[int, int]], None] | None:
     """The allocator's "drop a reference to this graph pool" hook, or None on this build."""
     return getattr(torch._C, "_cuda_releasePool", None)
 
