@@ -160,3 +160,29 @@ def test_graphlab_progress_hub_refuses_reset(hub_url, capsys, tmp_path, monkeypa
         "learners: run it without --hub (each learner resets from the course sidebar)\n"
     )
     assert store.read_text() == '{"version": 1, "results": {}}'
+
+
+@pytest.mark.parametrize(
+    "reply", [[], {}, {"lessons": "all"}, {"lessons": [{"id": "00_start_here"}]}, "<html>"]
+)
+def test_a_server_whose_reply_is_not_graphlabs_lessons_is_unreadable(monkeypatch, reply):
+    # Before, such a reply raised (KeyError, TypeError) out of fetch and took the table with it.
+    user = {"name": "ann", "last_activity": None, "servers": {"": {"ready": True}}}
+    replies = {"/hub/api/users": [user], "/user/ann/graphlab/lessons": reply}
+    monkeypatch.setattr(hub_progress, "_get", lambda url, token: replies[url.removeprefix("h")])
+    (ann,) = fetch("h", TOKEN)
+    assert (ann.server, ann.lessons) == (
+        "running, progress unreadable (its reply is not graphlab's list of lessons)",
+        {},
+    )
+
+
+@pytest.mark.parametrize("users", [{"users": []}, ["ann"], [{"admin": False}], "<html>"])
+def test_a_hub_that_does_not_list_its_users_is_one_clear_error(monkeypatch, users):
+    monkeypatch.setattr(hub_progress, "_get", lambda url, token: users)
+    with pytest.raises(HubProgressError) as refused:
+        fetch("http://hub", TOKEN)
+    assert str(refused.value) == (
+        "http://hub/hub/api/users did not answer with JupyterHub's list of users: give the hub's "
+        "own address"
+    )

@@ -18,6 +18,7 @@ import json
 import os
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from typing import Any
 from urllib.error import HTTPError, URLError
 from urllib.parse import quote
 from urllib.request import Request, urlopen
@@ -58,7 +59,7 @@ class LearnerProgress:
     lessons: dict[str, str] = field(default_factory=dict)
 
 
-def lesson_state(row: dict) -> str:
+def lesson_state(row: dict[str, Any]) -> str:
     """The state of one lesson row of ``GET /graphlab/lessons`` (see the module docstring)."""
     if row["failed"]:
         return "failed"
@@ -67,26 +68,41 @@ def lesson_state(row: dict) -> str:
     return "not attempted"
 
 
-def _get(url: str, token: str) -> dict | list:
+def _get(url: str, token: str) -> object:
     request = Request(url, headers={"Authorization": f"token {token}"})
     with urlopen(request, timeout=TIMEOUT_S) as answer:
-        return json.loads(answer.read())
+        reply: object = json.loads(answer.read())
+        return reply
 
 
-def _learner(hub_url: str, token: str, user: dict) -> LearnerProgress:
+def _lesson_states(reply: object) -> dict[str, str]:
+    """Each lesson's state in a server's ``GET /graphlab/lessons`` reply; ValueError when the
+    reply is not one (a server without graphlab's extension, another version of it)."""
+    rows = reply.get("lessons") if isinstance(reply, dict) else None
+    try:
+        if isinstance(rows, list):
+            return {row["id"]: lesson_state(row) for row in rows}
+    except (KeyError, TypeError):
+        pass
+    raise ValueError("its reply is not graphlab's list of lessons")
+
+
+def _learner(hub_url: str, token: str, user: dict[str, Any]) -> LearnerProgress:
     server = (user.get("servers") or {}).get("", {})
     learner = LearnerProgress(user["name"], user.get("last_activity"), "not started")
     if not server.get("ready"):
         return learner
     try:
-        reply = _get(f"{hub_url}/user/{quote(user['name'])}/graphlab/lessons", token)
+        lessons = _lesson_states(
+            _get(f"{hub_url}/user/{quote(user['name'])}/graphlab/lessons", token)
+        )
     except HTTPError as exc:
         learner.server = f"running, progress unreadable (HTTP {exc.code})"
     except (URLError, OSError, ValueError) as exc:
         learner.server = f"running, progress unreadable ({exc})"
     else:
         learner.server = "running"
-        learner.lessons = {row["id"]: lesson_state(row) for row in reply["lessons"]}
+        learner.lessons = lessons
     return learner
 
 
@@ -103,6 +119,13 @@ def fetch(hub_url: str, token: str) -> list[LearnerProgress]:
         ) from exc
     except (URLError, OSError, ValueError) as exc:
         raise HubProgressError(f"cannot reach the hub at {hub_url}: {exc}") from exc
+    if not isinstance(users, list) or not all(
+        isinstance(user, dict) and isinstance(user.get("name"), str) for user in users
+    ):
+        raise HubProgressError(
+            f"{hub_url}/hub/api/users did not answer with JupyterHub's list of users: give the "
+            "hub's own address"
+        )
     learners = sorted((u for u in users if not u.get("admin")), key=lambda u: u["name"])
     with ThreadPoolExecutor(max_workers=8) as pool:
         return list(pool.map(lambda user: _learner(hub_url, token, user), learners))
@@ -121,7 +144,7 @@ def table_lines(learners: list[LearnerProgress], course: list[Lesson]) -> list[s
     head = [f"{'learner':<{width}}", *(f"{lesson.number:<{cell}}" for lesson in course)]
     lines = ["  ".join([*head, f"{'last activity':<{_WHEN_WIDTH}}", "server"])]
     for learner in learners:
-        marks = [STATES.get(learner.lessons.get(lesson.id), "") for lesson in course]
+        marks = [STATES.get(learner.lessons.get(lesson.id, ""), "") for lesson in course]
         row = [f"{learner.name:<{width}}", *(f"{mark:<{cell}}" for mark in marks)]
         row.append(f"{when(learner.last_activity):<{_WHEN_WIDTH}}")
         lines.append("  ".join([*row, learner.server]))

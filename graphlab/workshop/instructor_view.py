@@ -70,10 +70,10 @@ reloads every {REFRESH_S} s. A lesson is passed when every exercise's latest che
 """
 
 
-def _handlers(prefix: str) -> list:
+def _handlers(prefix: str) -> list[tuple[str, type[RequestHandler]]]:
     from jupyterhub.services.auth import HubOAuthCallbackHandler, HubOAuthenticated
 
-    class ProgressPage(HubOAuthenticated, RequestHandler):
+    class ProgressPage(HubOAuthenticated, RequestHandler):  # type: ignore[misc]  # jupyterhub: no types
         @authenticated
         async def get(self) -> None:
             hub = os.environ["GRAPHLAB_HUB_URL"]
@@ -96,7 +96,7 @@ def main() -> None:
     prefix = os.environ["JUPYTERHUB_SERVICE_PREFIX"]
     address = urlsplit(os.environ["JUPYTERHUB_SERVICE_URL"])
     app = Application(_handlers(prefix), cookie_secret=secrets.token_bytes(32))
-    app.listen(address.port, address.hostname)
+    app.listen(address.port or (443 if address.scheme == "https" else 80), address.hostname)
     IOLoop.current().start()
 
 
