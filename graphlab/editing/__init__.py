@@ -24,6 +24,7 @@ conditional node (:mod:`graphlab.editing.conditional`).
 from __future__ import annotations
 
 import numbers
+from typing import Any
 
 import torch
 
@@ -44,7 +45,7 @@ __all__ = [
 ]
 
 
-def _on_emulator(**graphs) -> bool:
+def _on_emulator(**graphs: object) -> bool:
     """Whether the graphs (by role: "given", "target", "source") are the emulator's.
 
     Anything but a graph is refused here, by its role, rather than deep in CUDA's bindings.
@@ -65,7 +66,7 @@ def _on_emulator(**graphs) -> bool:
     return kinds == {True}
 
 
-def _shown(value) -> str:
+def _shown(value: object) -> str:
     """``value`` and its type, short, for a message."""
     text = repr(value)
     if len(text) > 40:
@@ -73,7 +74,7 @@ def _shown(value) -> str:
     return f"{text} ({type(value).__name__})"
 
 
-def graph_nodes(graph) -> list[GraphNode]:
+def graph_nodes(graph: Any) -> list[GraphNode]:
     """The nodes of a kept graph, in CUDA's order: each one's kind and, for a kernel, its name.
 
     ``graph`` must have been created with ``CUDAGraph(keep_graph=True)`` and captured.
@@ -85,7 +86,7 @@ def graph_nodes(graph) -> list[GraphNode]:
     return cuda_graphs.nodes(graph)
 
 
-def update_graph(target, source) -> None:
+def update_graph(target: Any, source: Any) -> None:
     """Give ``target``'s executable graph every node parameter of ``source`` (cudaGraphExecUpdate).
 
     ``target`` must be instantiated (captured, and ``instantiate()`` called if it was kept);
@@ -103,7 +104,7 @@ def update_graph(target, source) -> None:
     cuda_graphs.exec_update(target, source)
 
 
-def set_kernel_node(target, source, index: int) -> None:
+def set_kernel_node(target: Any, source: Any, index: int) -> None:
     """Give kernel node ``index`` of ``target``'s executable graph the parameters of ``source``'s.
 
     Both graphs must be kept (``keep_graph=True``), ``target`` instantiated, and node ``index``

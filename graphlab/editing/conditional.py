@@ -159,7 +159,7 @@ class _Driver:
             ) from None
         self.d = driver
 
-    def __call__(self, result, what: str):
+    def __call__(self, result: Any, what: str) -> Any:
         status, *values = result
         if status != self.d.CUresult.CUDA_SUCCESS:
             raise GraphlabError(f"{what} failed with {status.name}.")
@@ -224,7 +224,7 @@ class WhileLoop:
     def _arguments(self, in_graph: bool) -> tuple[list[Any], Any]:
         """The kernel's arguments as ctypes values and the array of their addresses CUDA reads;
         both are kept on ``self`` for as long as a launch may read them."""
-        values = [
+        values: list[Any] = [
             ctypes.c_uint64(self.u.data_ptr()),
             ctypes.c_uint64(self.residual.data_ptr()),
             ctypes.c_uint64(self.sweeps.data_ptr()),
@@ -237,7 +237,7 @@ class WhileLoop:
         addresses = (ctypes.c_void_p * len(values))(*(ctypes.addressof(v) for v in values))
         return values, addresses
 
-    def _add_while_node(self):
+    def _add_while_node(self) -> Any:
         """Add the WHILE node to the graph; returns its (empty) body graph, which CUDA owns."""
         d = self._call.d
         params = d.CUgraphNodeParams()
@@ -249,7 +249,7 @@ class WhileLoop:
         self._call(d.cuGraphAddNode(self._graph, None, None, 0, params), "cuGraphAddNode")
         return params.conditional.phGraph_out[0]
 
-    def _stream(self):
+    def _stream(self) -> Any:
         return self._call.d.CUstream(self._torch.cuda.current_stream().cuda_stream)
 
     def _reset(self) -> None:

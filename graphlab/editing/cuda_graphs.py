@@ -13,6 +13,7 @@ a failure into one sentence.
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 import torch
 
@@ -29,7 +30,7 @@ from graphlab.support.graph_updates import (
 __all__ = ["exec_update", "nodes", "set_kernel_node"]
 
 
-def _driver():
+def _driver() -> Any:
     try:
         from cuda.bindings import driver
     except ImportError:
@@ -42,7 +43,7 @@ def _driver():
     return driver
 
 
-def _call(result, what: str):
+def _call(result: Any, what: str) -> Any:
     """The values a driver call returns after its status, or one clear error."""
     driver = _driver()
     status, *values = result
@@ -59,7 +60,7 @@ _RAW = {
 }
 
 
-def _raw(graph, which: str, role: str) -> int:
+def _raw(graph: Any, which: str, role: str) -> int:
     method, since, what, missing = _RAW[which]
     if not hasattr(graph, method):
         raise GraphUpdateError(
@@ -67,22 +68,23 @@ def _raw(graph, which: str, role: str) -> int:
             f"{since} (with CUDAGraph(keep_graph=True), torch 2.8)."
         )
     try:
-        return getattr(graph, method)()
+        handle: int = getattr(graph, method)()
+        return handle
     except RuntimeError as error:
         raise missing(role, str(error).splitlines()[0]) from None
 
 
-def _raw_graph(graph, role: str):
+def _raw_graph(graph: Any, role: str) -> Any:
     """The kept CUgraph of ``graph``, or a sentence on how to keep it."""
     return _driver().CUgraph(init_value=_raw(graph, "graph", role))
 
 
-def _raw_exec(graph, role: str):
+def _raw_exec(graph: Any, role: str) -> Any:
     """The CUgraphExec of ``graph``, or a sentence on how to build it."""
     return _driver().CUgraphExec(init_value=_raw(graph, "executable", role))
 
 
-def _node_handles(graph, role: str) -> list:
+def _node_handles(graph: Any, role: str) -> list[Any]:
     driver = _driver()
     raw = _raw_graph(graph, role)
     count = _call(driver.cuGraphGetNodes(raw, numNodes=0), "cuGraphGetNodes")[1]
@@ -90,12 +92,12 @@ def _node_handles(graph, role: str) -> list:
     return list(handles[:count])
 
 
-def _kind(node) -> str:
+def _kind(node: Any) -> str:
     kind = _call(_driver().cuGraphNodeGetType(node), "cuGraphNodeGetType")
-    return kind.name.removeprefix("CU_GRAPH_NODE_TYPE_").lower().replace("_", " ")
+    return str(kind.name).removeprefix("CU_GRAPH_NODE_TYPE_").lower().replace("_", " ")
 
 
-def _kernel_name(node) -> str | None:
+def _kernel_name(node: Any) -> str | None:
     """The kernel's function name (cuFuncGetName, CUDA 12.3+); None where the driver lacks it."""
     driver = _driver()
     params = _call(driver.cuGraphKernelNodeGetParams(node), "cuGraphKernelNodeGetParams")
@@ -107,7 +109,7 @@ def _kernel_name(node) -> str | None:
     return short_kernel_name(name.decode() if isinstance(name, bytes) else str(name))
 
 
-def nodes(graph, role: str = "given") -> list[GraphNode]:
+def nodes(graph: Any, role: str = "given") -> list[GraphNode]:
     """Every node of the kept ``graph``: kind, and the kernel's name for kernel nodes."""
     found = []
     for node in _node_handles(graph, role):
@@ -116,7 +118,7 @@ def nodes(graph, role: str = "given") -> list[GraphNode]:
     return found
 
 
-def exec_update(target, source) -> None:
+def exec_update(target: Any, source: Any) -> None:
     """cuGraphExecUpdate(target's executable graph, source's graph), with the reason it failed.
 
     cuda-bindings returns no ``CUgraphExecUpdateResultInfo`` when the update fails (seen with
@@ -144,7 +146,7 @@ def exec_update(target, source) -> None:
     )
 
 
-def kernel_node_setter(target, source, index: int) -> Callable[[], None]:
+def kernel_node_setter(target: Any, source: Any, index: int) -> Callable[[], None]:
     """A call that gives kernel node ``index`` of ``target`` the parameters of ``source``'s.
 
     Everything is looked up once, here; each call is one cuGraphExecKernelNodeSetParams, which
@@ -169,6 +171,6 @@ def kernel_node_setter(target, source, index: int) -> Callable[[], None]:
     return set_params
 
 
-def set_kernel_node(target, source, index: int) -> None:
+def set_kernel_node(target: Any, source: Any, index: int) -> None:
     """cuGraphExecKernelNodeSetParams for node ``index``, with the parameters of ``source``'s."""
     kernel_node_setter(target, source, index)()
