@@ -11,6 +11,7 @@ cannot share the name ``graphlab.diagnose`` otherwise, because importing a submo
 
 import sys
 import types
+from typing import Any
 
 from . import examples
 from .diagnosis import diagnose
@@ -20,7 +21,7 @@ __all__ = ["Report", "diagnose", "examples"]
 
 
 class _CallablePackage(types.ModuleType):
-    def __call__(self, *args, **kwargs):
+    def __call__(self, *args: Any, **kwargs: Any) -> Report:
         return diagnose(*args, **kwargs)
 
     __call__.__doc__ = diagnose.__doc__

@@ -13,7 +13,7 @@ between the two, in place, so that the graph still reads them. The comparison us
 from __future__ import annotations
 
 import warnings
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import torch
@@ -31,7 +31,7 @@ _WARMUPS = 2
 _ERROR_CHARS = 300  # of the error's first line; torch appends long debugging advice
 
 
-def state_tensors(fn, optimizers: Sequence[Any]) -> list[torch.Tensor]:
+def state_tensors(fn: object, optimizers: Sequence[Any]) -> list[torch.Tensor]:
     """The tensors a call may change besides its outputs: a module's parameters and buffers, and
     each optimizer's parameters, gradients and state."""
     found: list[torch.Tensor] = []
@@ -46,7 +46,7 @@ def state_tensors(fn, optimizers: Sequence[Any]) -> list[torch.Tensor]:
     return list(unique.values())
 
 
-def fresh_inputs(inputs: Sequence[Any], seed: int = 0) -> tuple:
+def fresh_inputs(inputs: Sequence[Any], seed: int = 0) -> tuple[Any, ...]:
     """Inputs of the same shapes and dtypes with other values: float tensors get noise added."""
     generator = torch.Generator().manual_seed(seed)
     fresh = []
@@ -59,7 +59,9 @@ def fresh_inputs(inputs: Sequence[Any], seed: int = 0) -> tuple:
     return tuple(fresh)
 
 
-def try_capture(fn, inputs: Sequence[Any], state: Sequence[torch.Tensor]) -> dict[str, Any]:
+def try_capture(
+    fn: Callable[..., Any], inputs: Sequence[Any], state: Sequence[torch.Tensor]
+) -> dict[str, Any]:
     """Capture ``fn(*inputs)``; then a replay against an eager call, both on new inputs."""
     cuda = cuda_module()
     static = tuple(x.clone() if torch.is_tensor(x) else x for x in inputs)
@@ -87,7 +89,13 @@ def try_capture(fn, inputs: Sequence[Any], state: Sequence[torch.Tensor]) -> dic
     return {"captured": True, "pool_bytes": pool, **_replay_vs_eager(fn, graph, out, static, state)}
 
 
-def _replay_vs_eager(fn, graph, out, static, state) -> dict[str, Any]:
+def _replay_vs_eager(
+    fn: Callable[..., Any],
+    graph: Any,
+    out: object,
+    static: Sequence[Any],
+    state: Sequence[torch.Tensor],
+) -> dict[str, Any]:
     new = fresh_inputs(static)
     before = [t.detach().clone() for t in state]
     expected = _cloned(fn(*new))
@@ -119,9 +127,9 @@ def _restore(state: Sequence[torch.Tensor], values: Sequence[torch.Tensor]) -> N
             tensor.copy_(value)
 
 
-def _cloned(out):
+def _cloned(out: object) -> list[torch.Tensor]:
     return [t.detach().clone() for t in _leaves(out)]
 
 
-def _leaves(out) -> list[torch.Tensor]:
+def _leaves(out: object) -> list[torch.Tensor]:
     return [x for x in tree_leaves(out) if torch.is_tensor(x)]

@@ -32,14 +32,17 @@ import sys
 import sysconfig
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
+from types import FrameType
 from typing import Any
 
 import torch
+from torch.optim import Optimizer
 from torch.optim.optimizer import (
     register_optimizer_step_post_hook,
     register_optimizer_step_pre_hook,
 )
 from torch.overrides import TorchFunctionMode
+from torch.utils.hooks import RemovableHandle
 
 from graphlab.emulator.host_sync import COPY, DYNAMIC, host_method, op_problem
 from graphlab.support.torch_internals import TorchDispatchMode, tree_leaves
@@ -57,6 +60,9 @@ _LIFT_FRESH = torch.ops.aten.lift_fresh.default
 _COPIES = (torch.ops.aten._to_copy.default, torch.ops.aten.copy_.default)
 # Values of small CPU tensors are compared between calls; larger ones are data, not settings.
 _SMALL = 16
+
+# Where a blocker is in the user's code: (file, line), both None when no frame is theirs.
+Site = tuple[str | None, int | None]
 
 
 @dataclass(frozen=True)
@@ -90,9 +96,9 @@ def _machinery(filename: str) -> bool:
     return filename.startswith((_TORCH_DIR, _GRAPHLAB_DIR, _STDLIB, "<frozen "))
 
 
-def user_site() -> tuple[str | None, int | None]:
+def user_site() -> Site:
     """``(file, line)`` of the innermost frame on the stack that is the user's own code."""
-    frame = sys._getframe(1)
+    frame: FrameType | None = sys._getframe(1)
     while frame is not None:
         name = frame.f_code.co_filename
         if not _machinery(os.path.abspath(name) if os.sep in name else name):
@@ -106,13 +112,14 @@ class _Scan:
 
     def __init__(self, device: torch.device):
         self.device = device
-        self.found: dict[tuple, Blocker] = {}
-        self.calls: list[list[tuple]] = []
-        self.optimizer_site: tuple | None = None  # set while a non-capturable step() runs
-        self.optimizers: list = []  # every optimizer whose step() the step called
+        self.found: dict[tuple[str, str | None, int | None], Blocker] = {}
+        # each call's operations: (name, user's site, the numbers it was given)
+        self.calls: list[list[tuple[str, Site, tuple[Any, ...]]]] = []
+        self.optimizer_site: Site | None = None  # set while a non-capturable step() runs
+        self.optimizers: list[Optimizer] = []  # every optimizer whose step() the step called
         self.quiet = False  # the scan's own reads of values are not the step's
 
-    def add(self, kind: str, message: str, site: tuple | None = None) -> None:
+    def add(self, kind: str, message: str, site: Site | None = None) -> None:
         file, line = site if site is not None else user_site()
         key = (kind, file, line)
         if key not in self.found:
@@ -123,9 +130,9 @@ class _Scan:
             isinstance(t, torch.Tensor) and t.device.type == self.device.type for t in tensors
         )
 
-    def settings(self, args, kwargs) -> tuple:
+    def settings(self, args: Sequence[Any], kwargs: dict[str, Any]) -> tuple[Any, ...]:
         """The Python numbers and small CPU tensors' values an operation was given."""
-        values = []
+        values: list[Any] = []
         self.quiet = True
         try:
             for leaf in tree_leaves((args, kwargs)):
@@ -147,10 +154,12 @@ class _Ops(TorchDispatchMode):
     """Watches every aten operation of the step (see the module docstring)."""
 
     def __init__(self, scan: _Scan):
-        super().__init__()
+        super().__init__()  # type: ignore[no-untyped-call]  # torch's is unannotated
         self.scan = scan
 
-    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+    def __torch_dispatch__(
+        self, func: Any, types: Any, args: Sequence[Any] = (), kwargs: dict[str, Any] | None = None
+    ) -> Any:
         kwargs = kwargs or {}
         scan = self.scan
         if scan.quiet or scan.optimizer_site is not None:
@@ -189,14 +198,14 @@ class _Ops(TorchDispatchMode):
         return out
 
 
-def _host_to_device(args, kwargs) -> bool:
+def _host_to_device(args: Sequence[Any], kwargs: dict[str, Any]) -> bool:
     """A copy (``x.cuda()``, ``x.to(device)``, ``y.copy_(x)``) from unpinned host memory to a
     device: ``_to_copy`` of a CPU tensor to another device, or ``copy_`` into a device tensor."""
     source = args[1] if len(args) > 1 else args[0]
     if not isinstance(source, torch.Tensor) or source.device.type != "cpu" or source.is_pinned():
         return False
     if len(args) > 1:  # copy_(destination, source)
-        return args[0].device.type != "cpu"
+        return bool(args[0].device.type != "cpu")
     device = kwargs.get("device")
     return device is not None and torch.device(device).type != "cpu"
 
@@ -208,7 +217,9 @@ class _Methods(TorchFunctionMode):
         super().__init__()
         self.scan = scan
 
-    def __torch_function__(self, func, types, args=(), kwargs=None):
+    def __torch_function__(
+        self, func: Any, types: Any, args: Sequence[Any] = (), kwargs: dict[str, Any] | None = None
+    ) -> Any:
         scan = self.scan
         found = host_method(func)
         if (
@@ -229,7 +240,7 @@ class _Methods(TorchFunctionMode):
         return func(*args, **(kwargs or {}))
 
 
-def _not_capturable(optimizer) -> bool:
+def _not_capturable(optimizer: Optimizer) -> bool:
     """An optimizer whose step() keeps its step count on the host (``capturable=False``)."""
     return any(
         "capturable" in group and not group["capturable"] and not group.get("fused")
@@ -237,8 +248,8 @@ def _not_capturable(optimizer) -> bool:
     )
 
 
-def _optimizer_hooks(scan: _Scan) -> tuple:
-    def before(optimizer, args, kwargs):
+def _optimizer_hooks(scan: _Scan) -> tuple[RemovableHandle, RemovableHandle]:
+    def before(optimizer: Optimizer, args: Any, kwargs: Any) -> None:
         if not any(o is optimizer for o in scan.optimizers):
             scan.optimizers.append(optimizer)
         if not _not_capturable(optimizer):
@@ -252,7 +263,7 @@ def _optimizer_hooks(scan: _Scan) -> tuple:
         )
         scan.optimizer_site = site
 
-    def after(optimizer, args, kwargs):
+    def after(optimizer: Optimizer, args: Any, kwargs: Any) -> None:
         scan.optimizer_site = None
 
     return register_optimizer_step_pre_hook(before), register_optimizer_step_post_hook(after)
@@ -290,7 +301,7 @@ def _compare_calls(scan: _Scan) -> None:
             )
 
 
-def _short(values: tuple) -> str:
+def _short(values: tuple[Any, ...]) -> str:
     text = repr(values if len(values) != 1 else values[0])
     return text if len(text) <= 60 else text[:57] + "..."
 
@@ -305,7 +316,7 @@ class Scan:
 
     blockers: list[Blocker]
     ops: list[str]
-    optimizers: list
+    optimizers: list[Optimizer]
 
     @property
     def kernels(self) -> int:
@@ -313,7 +324,7 @@ class Scan:
 
 
 def find_blockers(
-    fn: Callable[..., Any], inputs: Sequence[Any], *, calls: int = 3, optimizer=None
+    fn: Callable[..., Any], inputs: Sequence[Any], *, calls: int = 3, optimizer: Any = None
 ) -> Scan:
     """Run ``fn(*inputs)`` ``calls`` times, watching, and say what stops it from being captured.
 

@@ -10,7 +10,7 @@ steady call are the graph's partitions. Needs a GPU: CUDAGraph Trees only runs o
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 __all__ = ["compiled_run"]
@@ -18,7 +18,7 @@ __all__ = ["compiled_run"]
 _FIRST_CALLS = 3  # compile + warm-up, record, first replay
 
 
-def compiled_run(fn, inputs: Sequence[Any], steps: int) -> dict[str, Any]:
+def compiled_run(fn: Callable[..., Any], inputs: Sequence[Any], steps: int) -> dict[str, Any]:
     """Compile ``fn`` with reduce-overhead and watch ``steps`` steady calls (needs CUDA)."""
     import torch
 
@@ -28,7 +28,7 @@ def compiled_run(fn, inputs: Sequence[Any], steps: int) -> dict[str, Any]:
     torch._dynamo.reset()
     compiled = torch.compile(fn, mode="reduce-overhead")
 
-    def call(i: int = 0):
+    def call(i: int = 0) -> Any:
         # Each call is a new iteration: CUDAGraph Trees may reuse the last call's output memory.
         torch.compiler.cudagraph_mark_step_begin()
         return compiled(*inputs)

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import logging
 import warnings
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import torch
@@ -30,7 +30,7 @@ from graphlab.backend import backend
 from graphlab.errors import GraphlabError
 
 from .attempt import state_tensors, try_capture
-from .blockers import find_blockers
+from .blockers import Scan, find_blockers
 from .profile import ASSUMED_KERNEL_US, estimated_profile, kernels_text, measured_profile
 from .recommend import recommend
 from .report import Report
@@ -42,9 +42,9 @@ DEFAULT_TIMEOUT_S = 600.0
 
 
 def diagnose(
-    fn_or_module,
+    fn_or_module: Callable[..., Any],
     *example_inputs: torch.Tensor,
-    optimizer=None,
+    optimizer: Any = None,
     steps: int = 10,
     more_inputs: Sequence[Sequence[torch.Tensor]] = (),
     expected_calls: int = 1000,
@@ -84,7 +84,7 @@ def diagnose(
     return Report(data)
 
 
-def _check(fn, inputs, steps, expected_calls) -> None:
+def _check(fn: object, inputs: Sequence[object], steps: object, expected_calls: object) -> None:
     if not callable(fn):
         raise GraphlabError(
             f"diagnose needs a function or an nn.Module to call, not a {type(fn).__name__}"
@@ -99,7 +99,15 @@ def _check(fn, inputs, steps, expected_calls) -> None:
             raise GraphlabError(f"{name} must be a whole number of at least 1, not {value!r}")
 
 
-def _live(fn, inputs, *, optimizer, steps, expected_calls, compile) -> dict[str, Any]:
+def _live(
+    fn: Callable[..., Any],
+    inputs: Sequence[torch.Tensor],
+    *,
+    optimizer: Any,
+    steps: int,
+    expected_calls: int,
+    compile: bool,
+) -> dict[str, Any]:
     """Everything on the GPU, in the child process; capture comes last, as it may fail."""
     from graphlab.timing.compare import compare
 
@@ -136,7 +144,14 @@ def _live(fn, inputs, *, optimizer, steps, expected_calls, compile) -> dict[str,
     )
 
 
-def _emulated(fn, inputs, *, optimizer, steps, expected_calls) -> dict[str, Any]:
+def _emulated(
+    fn: Callable[..., Any],
+    inputs: Sequence[torch.Tensor],
+    *,
+    optimizer: Any,
+    steps: int,
+    expected_calls: int,
+) -> dict[str, Any]:
     """The emulator for blockers and capture, the calibrated simulator for an estimate."""
     from graphlab.simulator import calibrated, model_step
     from graphlab.simulator.breakeven import from_simulation
@@ -166,7 +181,15 @@ def _emulated(fn, inputs, *, optimizer, steps, expected_calls) -> dict[str, Any]
     )
 
 
-def _assemble(scan, profile, attempt, timing, compiled, backend_name, expected_calls) -> dict:
+def _assemble(
+    scan: Scan,
+    profile: dict[str, Any],
+    attempt: dict[str, Any],
+    timing: dict[str, Any] | None,
+    compiled: dict[str, Any] | None,
+    backend_name: str,
+    expected_calls: int,
+) -> dict[str, Any]:
     blockers = [b.to_dict() for b in scan.blockers]
     verdict, advice, evidence = recommend(blockers, profile, timing, compiled, expected_calls)
     capturable = bool(attempt["captured"] and not blockers and attempt["replay_equals_eager"])

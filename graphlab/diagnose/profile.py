@@ -9,13 +9,14 @@ figures come from the same gap analysis (:meth:`graphlab.Timeline.summary`).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
 
 from graphlab.simulator import calibrated, eager, model_step, simulate
 from graphlab.trace.gaps import busy_intervals
+from graphlab.trace.timeline import Timeline
 
 __all__ = [
     "ASSUMED_KERNEL_US",
@@ -32,7 +33,7 @@ _WIDEST = 3
 _NAME_CHARS = 60
 
 
-def measured_profile(fn, inputs: Sequence[Any], steps: int) -> dict[str, Any]:
+def measured_profile(fn: Callable[..., Any], inputs: Sequence[Any], steps: int) -> dict[str, Any]:
     """Profile ``steps`` eager calls on the GPU (needs CUDA)."""
     from graphlab.timing.compare import profiled_timeline
 
@@ -58,7 +59,7 @@ def estimated_profile(ops: Sequence[str], steps: int) -> dict[str, Any]:
     return profile_of(timeline, steps, source=source)
 
 
-def profile_of(timeline, steps: int, source: str) -> dict[str, Any]:
+def profile_of(timeline: Timeline, steps: int, source: str) -> dict[str, Any]:
     """The profile's figures from a timeline of ``steps`` eager calls."""
     summary = timeline.summary()
     idle = summary.idle_fraction or 0.0
@@ -76,7 +77,7 @@ def profile_of(timeline, steps: int, source: str) -> dict[str, Any]:
     }
 
 
-def widest_gaps(timeline, count: int = _WIDEST) -> list[dict[str, Any]]:
+def widest_gaps(timeline: Timeline, count: int = _WIDEST) -> list[dict[str, Any]]:
     """The ``count`` widest idle gaps of the GPU (all streams together), with the work on each
     side: the GPU finished the first and waited for the host to launch the second."""
     gpu = np.asarray(timeline.is_gpu)

@@ -25,10 +25,10 @@ GPU_BOUND_IDLE = 0.1
 
 
 def recommend(
-    blockers: list[dict],
-    profile: dict,
-    timing: dict | None,
-    compiled: dict | None,
+    blockers: list[dict[str, Any]],
+    profile: dict[str, Any],
+    timing: dict[str, Any] | None,
+    compiled: dict[str, Any] | None,
     expected_calls: int,
 ) -> tuple[str, str, list[str]]:
     """``(verdict, one-line advice, evidence)``; verdict is one of "full graph", "piecewise",
@@ -92,5 +92,5 @@ def recommend(
 
 def _where(blocker: dict[str, Any]) -> str:
     if blocker["file"] is None:
-        return blocker["kind"]
+        return str(blocker["kind"])
     return f"{blocker['file'].rsplit('/', 1)[-1]}:{blocker['line']} ({blocker['kind']})"

@@ -11,7 +11,10 @@ import html
 import io
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
 
 from .fixes import TITLES
 from .profile import kernels_text
@@ -146,7 +149,7 @@ class Report:
             parts.extend(f"  {line}" for line in lines)
         return "\n".join(parts)
 
-    def _repr_pretty_(self, printer, cycle) -> None:
+    def _repr_pretty_(self, printer: Any, cycle: bool) -> None:
         printer.text(str(self))
 
     # -- HTML ------------------------------------------------------------------------------
@@ -178,7 +181,7 @@ class Report:
         return "".join(out)
 
     # -- picture ---------------------------------------------------------------------------
-    def figure(self):
+    def figure(self) -> Figure:
         """A matplotlib figure: time per step (left) and, once captured, totals over calls."""
         # A Figure made without pyplot: it draws with Agg when saved, and leaves the notebook's
         # own plotting backend alone.
