@@ -129,10 +129,10 @@ def exercise(reread: Section) -> Callable[[Callable[..., None]], Callable[..., N
                 # A value of the learner's that the checker could not even read (its __eq__,
                 # __len__ or __iter__ raised, say): still their answer's fault, so still a
                 # CheckFailed, pointing at their line when the error came from their code.
-                failure = CheckFailed(_unreadable(names, exc))
-                _label(failure, names, reread)
+                unreadable = CheckFailed(_unreadable(names, exc))
+                _label(unreadable, names, reread)
                 result(False, record)
-                raise failure from exc
+                raise unreadable from exc
             result(True, record)
 
         return run
@@ -156,7 +156,7 @@ def _unreadable(names: str, exc: Exception) -> str:
     )
 
 
-def call(fn: Callable, *args: Any, name: str) -> Any:
+def call(fn: Callable[..., Any], *args: Any, name: str) -> Any:
     """Call the learner's function ``fn`` (the exercise's ``name``) and return what it returns.
 
     Its stub's NotImplementedError stops the check as "not attempted yet"; any other error

@@ -14,6 +14,7 @@ import sysconfig
 import traceback
 import warnings
 from pathlib import Path
+from types import ModuleType
 
 import torch
 
@@ -34,11 +35,11 @@ __all__ = [
 _LIMIT = 120  # characters of a learner's value or message shown in a check's message
 # Code that is not the learner's: graphlab, torch, the standard library and installed packages.
 _NOT_THEIRS = tuple(
-    Path(p).resolve()
+    p.resolve()
     for p in {
         Path(graphlab.__file__).parent,
         Path(torch.__file__).parent,
-        *(sysconfig.get_paths()[k] for k in ("stdlib", "platstdlib", "purelib", "platlib")),
+        *(Path(sysconfig.get_paths()[k]) for k in ("stdlib", "platstdlib", "purelib", "platlib")),
     }
 )
 
@@ -118,7 +119,7 @@ def is_stub(exc: NotImplementedError) -> bool:
     return not line or line.startswith("raise")
 
 
-def _chain(exc: BaseException) -> list[BaseException]:
+def _chain(exc: BaseException | None) -> list[BaseException]:
     """``exc`` and the exceptions it was raised from or while handling, outermost first."""
     chain: list[BaseException] = []
     while exc is not None and all(exc is not seen for seen in chain):
@@ -159,7 +160,7 @@ def crash_message(name: str, exc: BaseException) -> tuple[str, str]:
     return "\n".join(lines), explanation.lesson
 
 
-def _progress():
+def _progress() -> ModuleType:
     """graphlab.course.progress, imported when a check first records a result rather than with
     the checkers (tests put a stand-in here)."""
     from graphlab.course import progress

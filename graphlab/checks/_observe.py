@@ -18,7 +18,7 @@ from __future__ import annotations
 import functools
 import warnings
 from collections.abc import Callable, Iterable
-from typing import Any
+from typing import Any, Self
 
 import numpy as np
 import torch
@@ -55,7 +55,7 @@ class MethodCalls:
         self._methods = tuple(methods)
         self._counts = {(i, name): 0 for i in range(len(self._objects)) for name in self._methods}
 
-    def __enter__(self) -> MethodCalls:
+    def __enter__(self) -> Self:
         for i, obj in enumerate(self._objects):
             for name in self._methods:
                 setattr(obj, name, self._counting((i, name), getattr(obj, name)))

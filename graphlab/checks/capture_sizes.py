@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import math
 import numbers
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from typing import Any, TypedDict
 
 import numpy as np
 
@@ -40,7 +41,7 @@ __all__ = [
 ]
 
 
-def _table(sizes, replay, eager) -> CostTable:
+def _table(sizes: Sequence[int], replay: Sequence[float], eager: Sequence[float]) -> CostTable:
     return CostTable.from_dict(
         {
             "sizes": list(sizes),
@@ -76,7 +77,9 @@ def step_time_cases() -> list[tuple[list[int], Histogram, CostTable, float]]:
     ]
 
 
-def _price(plan, histogram: Histogram, costs: CostTable, variant: str = "right") -> float:
+def _price(
+    plan: list[int], histogram: Histogram, costs: CostTable, variant: str = "right"
+) -> float:
     """The expected step time of ``plan``, or a wrong way of computing it (``variant``)."""
     replay = dict(zip(costs.sizes.tolist(), costs.replay_us.tolist(), strict=True))
     eager = dict(zip(costs.sizes.tolist(), costs.eager_us.tolist(), strict=True))
@@ -102,7 +105,7 @@ def _price(plan, histogram: Histogram, costs: CostTable, variant: str = "right")
     return total if variant == "total" else total / math.fsum(counts)
 
 
-def _mistake(value: float, plan, histogram: Histogram, costs: CostTable) -> str | None:
+def _mistake(value: float, plan: list[int], histogram: Histogram, costs: CostTable) -> str | None:
     """What ``value`` computed instead of the expected step time, if it is a known mistake."""
     largest = max(plan)
     above = [int(b) for b in histogram.sizes if b > largest]
@@ -145,7 +148,7 @@ def _shown(histogram: Histogram) -> str:
 
 
 @exercise(PRICING)
-def check_expected_step_time(expected_step_us: Callable) -> None:
+def check_expected_step_time(expected_step_us: Callable[..., Any]) -> None:
     """Check ``expected_step_us(sizes, histogram, costs) -> float`` on four hand-worked mixes.
 
     ``sizes`` is a plan (a list, not always sorted), ``histogram`` a planner Histogram (decode
@@ -180,7 +183,23 @@ def check_expected_step_time(expected_step_us: Callable) -> None:
 # The memory budget is one shared pool's (the default model of graphlab.planner.evaluate): in the
 # H200 table every size up to 128 keeps one 2 MiB segment, larger ones 22 to 24 MiB, so 2 MiB
 # admits any size up to 128 and none above.
-CHOICE = {"rate_scale": 1.0, "max_graphs": 6, "memory_mib": 2.0, "preset": "pow2", "up_to": 64}
+class _Choice(TypedDict):
+    """The exercise's setting: the traffic's rate, the limits and the preset to beat."""
+
+    rate_scale: float
+    max_graphs: int
+    memory_mib: float
+    preset: str
+    up_to: int
+
+
+CHOICE: _Choice = {
+    "rate_scale": 1.0,
+    "max_graphs": 6,
+    "memory_mib": 2.0,
+    "preset": "pow2",
+    "up_to": 64,
+}
 
 
 def choice_setup() -> tuple[Histogram, CostTable, list[int]]:
@@ -189,7 +208,7 @@ def choice_setup() -> tuple[Histogram, CostTable, list[int]]:
     return histogram, recorded_costs().table, preset_sizes(CHOICE["preset"], CHOICE["up_to"])
 
 
-def _sizes(value, costs: CostTable) -> list[int]:
+def _sizes(value: object, costs: CostTable) -> list[int]:
     """``value`` as a list of distinct batch sizes of the cost table; otherwise CheckFailed."""
     if isinstance(value, np.ndarray):
         value = value.tolist()
@@ -218,7 +237,7 @@ def _sizes(value, costs: CostTable) -> list[int]:
 
 
 @exercise(PRICING)
-def check_choose_sizes(choose_sizes: Callable) -> None:
+def check_choose_sizes(choose_sizes: Callable[..., Any]) -> None:
     """Check ``choose_sizes(histogram, costs, max_graphs, memory_mib) -> list of sizes``.
 
     On the bundled Azure trace with the H200 cost table, the sizes must number at most

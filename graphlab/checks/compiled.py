@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
@@ -21,7 +22,7 @@ SKIP_CPU = "skipping cudagraphs due to cpu device (arg1_1)"
 # are shaped like the moments of the lesson: a warm-up call, a recording call (CUDAGraph Trees
 # replays once right after it records, since a capture runs nothing), steady replays of one graph
 # and of several partitions, a skip, and a call whose second compiled region was skipped.
-CASES = [
+CASES: list[tuple[str, dict[str, Any], bool]] = [
     (
         "a steady call of the MLP",
         {"captures": 0, "replays": 1, "cudagraph_skips": 0, "log": []},
@@ -66,7 +67,7 @@ CASES = [
 
 
 @exercise(PROOF)
-def check_compiled_replays(replayed: Callable) -> None:
+def check_compiled_replays(replayed: Callable[..., Any]) -> None:
     """Check ``replayed(calls) -> bool`` on what ``watch_cudagraphs`` saw during one call.
 
     ``calls`` is a dict with ``captures``, ``replays``, ``cudagraph_skips`` and ``log`` (the
@@ -84,7 +85,7 @@ def check_compiled_replays(replayed: Callable) -> None:
     passed(f"calls that really replayed, of {len(CASES)}", replays, replays)
 
 
-def _why(what: str, calls: dict, expected: bool) -> str:
+def _why(what: str, calls: dict[str, Any], expected: bool) -> str:
     """The message for a wrong verdict on ``calls``: which evidence was missed."""
     seen = f"{what} {calls}"
     if expected:

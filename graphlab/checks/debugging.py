@@ -53,7 +53,7 @@ def _batches(device: str) -> list[torch.Tensor]:
 
 
 @exercise(DEBUG_EXERCISE)
-def check_fixed_model(make_model: Callable, step: Callable) -> None:
+def check_fixed_model(make_model: Callable[..., Any], step: Callable[..., Any]) -> None:
     """Check ``make_model() -> module`` and ``step(graph, static_x, static_out, batch) -> tensor``.
 
     The checker captures ``static_out = model(static_x)`` itself, after two eager warm-up calls,
@@ -110,7 +110,7 @@ def check_fixed_model(make_model: Callable, step: Callable) -> None:
     passed("replays of your fixed model equal to eager calls, on new batches", len(kept), len(new))
 
 
-def _capture(model: Callable, static_x: torch.Tensor) -> tuple[Any, torch.Tensor]:
+def _capture(model: Callable[..., Any], static_x: torch.Tensor) -> tuple[Any, torch.Tensor]:
     """``(graph, static_out)``: the checker's own capture of ``model(static_x)``."""
 
     def forward() -> Any:

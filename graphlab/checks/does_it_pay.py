@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from typing import Any
 
 from ._core import call, exercise, fail, fmt, not_fixed, number, passed, rounded
 from ._sections import MODEL
@@ -80,7 +81,7 @@ CASES = [
 
 
 @exercise(MODEL)
-def check_break_even(break_even: Callable) -> None:
+def check_break_even(break_even: Callable[..., Any]) -> None:
     """Check ``break_even(timings) -> float | None``: N* = C / (t_eager - t_replay), end to end.
 
     ``timings`` has the keys of a comparison (``capture_us``, ``eager_us``, ``replay_us``,
@@ -107,7 +108,7 @@ def check_break_even(break_even: Callable) -> None:
     passed("break-even repetitions of the first case", values[0], CASES[0][1])
 
 
-def _check_value(values: list[float], timings: dict, expected: float) -> None:
+def _check_value(values: list[float], timings: dict[str, Any], expected: float) -> None:
     """Fail unless the last of ``values`` is N* for ``timings``, saying what it is instead."""
     value = values[-1]
     if math.isclose(value, expected, rel_tol=1e-9):

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import functools
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import torch
 
@@ -34,7 +36,9 @@ def _f(x: torch.Tensor) -> torch.Tensor:
     return (x * 2).sum(dim=1) + 1
 
 
-def capture_buckets(sizes=(2, 4, 8)) -> dict[int, tuple]:
+def capture_buckets(
+    sizes: Sequence[int] = (2, 4, 8),
+) -> dict[int, tuple[Any, torch.Tensor, torch.Tensor]]:
     """One graph per bucket size: ``{size: (graph, static_x, static_y)}``, all in one pool.
 
     ``static_x`` has shape ``(size, 4)``; ``static_y = (static_x * 2).sum(1) + 1`` has ``(size,)``.
@@ -42,10 +46,10 @@ def capture_buckets(sizes=(2, 4, 8)) -> dict[int, tuple]:
     """
     cuda, device = live()
     pool = cuda.graph_pool_handle()
-    graphs = {}
+    graphs: dict[int, tuple[Any, torch.Tensor, torch.Tensor]] = {}
     for size in sizes:
         static_x = torch.zeros(size, FEATURES, device=device)
-        graph, static_y = warmed_capture(lambda x=static_x: _f(x), pool=pool)
+        graph, static_y = warmed_capture(functools.partial(_f, static_x), pool=pool)
         graphs[size] = (graph, static_x, static_y)
     return graphs
 
@@ -60,7 +64,7 @@ def _requests(device: str) -> list[torch.Tensor]:
 
 
 @exercise(BUCKETS)
-def check_run_padded(run_padded: Callable) -> None:
+def check_run_padded(run_padded: Callable[..., Any]) -> None:
     """Check ``run_padded(graphs, batch) -> output`` for requests of 1 to 8 rows.
 
     ``graphs`` maps a bucket size to ``(graph, static_x, static_y)``. A correct ``run_padded``
@@ -98,7 +102,12 @@ def check_run_padded(run_padded: Callable) -> None:
     passed("padded run of a 2-row request (bucket 2)", out, expected)
 
 
-def _check_output(out: torch.Tensor, bucket: tuple, batch: torch.Tensor, expected) -> None:
+def _check_output(
+    out: torch.Tensor,
+    bucket: tuple[Any, torch.Tensor, torch.Tensor],
+    batch: torch.Tensor,
+    expected: torch.Tensor,
+) -> None:
     """Fail unless ``out`` is a copy of the real rows' outputs of the ``bucket`` the batch fits."""
     _, static_x, static_y = bucket
     n, fits = batch.shape[0], static_x.shape[0]
@@ -137,7 +146,7 @@ WASTE_CASES = [
 
 
 @exercise(WASTE_EXERCISE)
-def check_padding_waste(padding_waste: Callable) -> None:
+def check_padding_waste(padding_waste: Callable[..., Any]) -> None:
     """Check ``padding_waste(sizes, buckets) -> float``: padded rows over all rows computed.
 
     Each request of ``n`` rows runs in the smallest bucket ``>= n``. For requests [1, 3, 4, 5] and

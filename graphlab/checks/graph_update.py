@@ -34,7 +34,7 @@ def _work(x: torch.Tensor) -> torch.Tensor:
 
 
 @exercise(REPOINT_EXERCISE)
-def check_repoint(repoint: Callable) -> None:
+def check_repoint(repoint: Callable[..., Any]) -> None:
     """Check ``repoint(graph, fn, new_x) -> (out, source)``.
 
     ``graph`` is an instantiated graph of ``fn`` captured on another input; afterwards replaying

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 import torch
 
@@ -44,7 +45,7 @@ def _new_inputs(size: int, device: str) -> list[torch.Tensor]:
 
 
 @exercise(CHAIN_EXERCISE)
-def check_capture_chain(capture_chain: Callable) -> None:
+def check_capture_chain(capture_chain: Callable[..., Any]) -> None:
     """Check ``capture_chain(static_x, n) -> (graph, static_out)``.
 
     ``static_out`` must be ``static_x + n`` computed by ``n`` separate ``+ 1`` kernels captured in
@@ -83,7 +84,15 @@ def check_capture_chain(capture_chain: Callable) -> None:
     passed(f"chain of {n} kernels replayed on new data", static_out, _chain(new, n))
 
 
-def _replay_on(graph, static_x, static_out, new, n: int, *, count_kernels: bool) -> None:
+def _replay_on(
+    graph: Any,
+    static_x: torch.Tensor,
+    static_out: torch.Tensor,
+    new: torch.Tensor,
+    n: int,
+    *,
+    count_kernels: bool,
+) -> None:
     """Copy ``new`` into ``static_x``, replay, and fail unless the chain ran on it as it should."""
     static_x.copy_(new)
     kernels = None
@@ -201,7 +210,7 @@ def _diagnose(value: float, t: Timeline) -> None:
 
 
 @exercise(KERNELS_EXERCISE)
-def check_kernels_per_replay(kernels_per_replay: Callable) -> None:
+def check_kernels_per_replay(kernels_per_replay: Callable[..., Any]) -> None:
     """Check ``kernels_per_replay(t) -> int``: kernels submitted by the first graph launch.
 
     Every kernel of a replay carries the correlation id of its ``cudaGraphLaunch``. Three

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 import torch
 
@@ -23,7 +24,7 @@ def _batches(size: int, device: str) -> list[torch.Tensor]:
 
 
 @exercise(SHARING)
-def check_shared_pool(capture_all: Callable) -> None:
+def check_shared_pool(capture_all: Callable[..., Any]) -> None:
     """Check ``capture_all(sizes) -> {size: (graph, static_x, static_y)}`` shares one pool.
 
     Each graph computes ``static_y = static_x * 2 + 1`` on a ``static_x`` of ``size`` elements;
@@ -65,7 +66,7 @@ def check_shared_pool(capture_all: Callable) -> None:
     passed("memory pools used by 3 graphs", len(distinct), 1)
 
 
-def _entry(entry, size: int, cuda) -> tuple:
+def _entry(entry: object, size: int, cuda: Any) -> tuple[Any, torch.Tensor, torch.Tensor]:
     """``(graph, static_x, static_y)`` of one size, each checked for what it must be."""
     if not (isinstance(entry, (tuple, list)) and len(entry) == 3):
         fail(f"graphs[{size}] should be a tuple (graph, static_x, static_y).")

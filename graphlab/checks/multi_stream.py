@@ -46,26 +46,28 @@ class _CapturedOps(TorchDispatchMode):
     """
 
     def __init__(self, cuda: Any):
-        super().__init__()
+        super().__init__()  # type: ignore[no-untyped-call]  # torch's is unannotated
         self.cuda = cuda
         self.ops: list[tuple[Any, str]] = []
 
-    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+    def __torch_dispatch__(
+        self, func: Any, types: Any, args: Any = (), kwargs: dict[str, Any] | None = None
+    ) -> Any:
         if self.cuda.is_current_stream_capturing():
             self.ops.append((self.cuda.current_stream(), func.overloadpacket.__name__))
         return func(*args, **(kwargs or {}))
 
-    def streams_of(self, op: str) -> set:
+    def streams_of(self, op: str) -> set[Any]:
         """The streams on which ``op`` (an aten name such as ``"sin"``) was captured."""
         return {stream for stream, name in self.ops if name == op}
 
-    def streams(self) -> set:
+    def streams(self) -> set[Any]:
         """Every stream that captured at least one operation."""
         return {stream for stream, _ in self.ops}
 
 
 @exercise(FORK_JOIN_EXERCISE)
-def check_fork_join(capture_fork_join: Callable) -> None:
+def check_fork_join(capture_fork_join: Callable[..., Any]) -> None:
     """Check ``capture_fork_join(static_x, side) -> (graph, static_out)``.
 
     The graph must compute ``static_out = static_x.sin() * 2 + static_x.cos() * 3`` as two
@@ -112,7 +114,7 @@ def check_fork_join(capture_fork_join: Callable) -> None:
     )
 
 
-def _captured(capture_fork_join: Callable, static_x: torch.Tensor, side: Any) -> Any:
+def _captured(capture_fork_join: Callable[..., Any], static_x: torch.Tensor, side: Any) -> Any:
     """Call the learner's function; a capture CUDA refuses for a lesson-09 reason gets its fix."""
     try:
         return call(capture_fork_join, static_x, side, name="capture_fork_join")
@@ -155,9 +157,9 @@ def _branch_streams(seen: _CapturedOps, side: Any) -> int:
             )
     if len(sin | cos) > 1:
         return len(sin | cos)
-    where = "side" if sin == {side} else "the capturing stream"
+    stream = "side" if sin == {side} else "the capturing stream"
     fail(
-        f"both branches were captured on one stream ({where}), so the graph runs one after the "
+        f"both branches were captured on one stream ({stream}), so the graph runs one after the "
         "other and they can never overlap. Fork: side.wait_stream(cuda.current_stream()); put "
         "b = static_x.cos() * 3 in `with cuda.stream(side):` and keep a on the capturing stream; "
         "join: cuda.current_stream().wait_stream(side) before a + b.",

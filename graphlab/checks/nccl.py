@@ -18,6 +18,7 @@ import socket
 import subprocess
 import sys
 from collections.abc import Callable
+from typing import Any
 
 from ._core import call, exercise, fail, fmt, passed
 from ._sections import MATCHING
@@ -46,7 +47,7 @@ CASES = [
 ]
 
 
-def _first_mismatch(replays) -> tuple[int, dict[int, int]]:
+def _first_mismatch(replays: list[list[list[str]]]) -> tuple[int, dict[int, int]]:
     """A worked answer, used to name a wrong answer's mistake: (position, {rank: step}).
 
     Flatten each rank's replays into its sequence of collectives, each tagged with its step; at
@@ -63,7 +64,7 @@ def _first_mismatch(replays) -> tuple[int, dict[int, int]]:
 
 
 @exercise(MATCHING)
-def check_matching_replays(hangs: Callable) -> None:
+def check_matching_replays(hangs: Callable[..., Any]) -> None:
     """Check ``hangs(replays) -> dict[rank, step]`` on six hand-worked cases (two and three ranks,
     graphs cut differently, empty graphs, mismatched signatures, a rank that stopped early)."""
     for replays, expected in CASES:
@@ -78,7 +79,7 @@ def check_matching_replays(hangs: Callable) -> None:
     passed("waiting ranks of the last case", yours, expected)
 
 
-def _why(replays, yours: dict, expected: dict) -> str:
+def _why(replays: list[list[list[str]]], yours: dict[Any, Any], expected: dict[int, int]) -> str:
     """Name the mistake behind a wrong answer when it is one the lesson warns about."""
     shown = f"for replays {replays} you returned {yours}, expected {expected}."
     if not expected:
@@ -105,7 +106,7 @@ def _why(replays, yours: dict, expected: dict) -> str:
     return shown
 
 
-def _positions(replays) -> dict[int, int]:
+def _positions(replays: list[list[list[str]]]) -> dict[int, int]:
     """The waiting ranks mapped to the mismatched collective's position instead of its step."""
     position, waiting = _first_mismatch(replays)
     return dict.fromkeys(waiting, position)
@@ -120,7 +121,7 @@ import json, os, sys, threading, time
 from datetime import timedelta
 rank, world, url, replays, hold_s = json.loads(sys.argv[1])
 parent = os.getppid()
-def exit_with_parent():
+def exit_with_parent() -> None:
     while os.getppid() == parent:
         time.sleep(0.2)
     os._exit(3)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 import torch
 
@@ -24,7 +25,7 @@ def _batches(device: str) -> list[torch.Tensor]:
 
 
 @exercise(COPIES)
-def check_keep_outputs(collect: Callable) -> None:
+def check_keep_outputs(collect: Callable[..., Any]) -> None:
     """Check ``collect(graph, static_x, static_y, batches) -> list`` keeps every batch's output.
 
     The checker captures ``static_y = static_x ** 2`` and passes four batches. A correct

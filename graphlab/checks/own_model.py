@@ -7,7 +7,8 @@ ones, replays, and compares each replay with the original model run eagerly on t
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import torch
 from torch.optim.optimizer import register_optimizer_step_pre_hook
@@ -39,7 +40,7 @@ def _branchy_inputs(model: Branchy, device: str) -> list[torch.Tensor]:
 
 
 @exercise(FIX_BRANCHY)
-def check_fixed_branchy(forward: Callable) -> None:
+def check_fixed_branchy(forward: Callable[..., Any]) -> None:
     """Check ``forward(model, x)``: ``Branchy``'s value for ``x``, with no blocker left.
 
     The checker captures ``forward(model, static_x)`` itself, then for three new inputs, whose
@@ -74,7 +75,7 @@ def check_fixed_branchy(forward: Callable) -> None:
     passed(f"replays equal to the model on {len(inputs)} new inputs", out, expected)
 
 
-def _batches(inputs, device: str) -> list[tuple[torch.Tensor, ...]]:
+def _batches(inputs: Sequence[torch.Tensor], device: str) -> list[tuple[torch.Tensor, ...]]:
     generator = torch.Generator().manual_seed(5)
     return [
         tuple(torch.randn(x.shape, generator=generator).to(device) for x in inputs)
@@ -83,7 +84,7 @@ def _batches(inputs, device: str) -> list[tuple[torch.Tensor, ...]]:
 
 
 @exercise(FIX_TRAINING)
-def check_fixed_training(make_step: Callable) -> None:
+def check_fixed_training(make_step: Callable[..., Any]) -> None:
     """Check ``make_step() -> (step, (x, target))``: a training step that captures.
 
     The checker captures ``step(*static)`` itself, then runs three new batches twice from the same

@@ -37,7 +37,7 @@ def _batch(seq_lens: list[int], device: str, seed: int) -> torch.Tensor:
 
 
 @exercise(DISPATCHER)
-def check_dispatch(dispatch: Callable) -> None:
+def check_dispatch(dispatch: Callable[..., Any]) -> None:
     """Check ``dispatch(graphs, layer, x, seq_lens) -> output rows of the batch``.
 
     ``graphs`` maps a bucket size (tokens) to a runner of :mod:`graphlab.timing.decoder` captured

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 import torch
 
@@ -16,7 +17,7 @@ SEEDS = (2026, 1234)  # the last is the one the success line shows
 
 
 @exercise(SEEDING)
-def check_reproducible_replays(two_replays: Callable) -> None:
+def check_reproducible_replays(two_replays: Callable[..., Any]) -> None:
     """Check ``two_replays(graph, static_out, seed) -> (first, second)``.
 
     The checker captures ``static_out = dropout(ones(64), p=0.5)``. The learner replays the graph
@@ -44,7 +45,14 @@ def check_reproducible_replays(two_replays: Callable) -> None:
     passed(f"same mask twice with seed {seed} (elements kept)", kept, int((expected != 0).sum()))
 
 
-def _check(static_out, seed, expected, first, second, replays: int) -> None:
+def _check(
+    static_out: torch.Tensor,
+    seed: int,
+    expected: torch.Tensor,
+    first: Any,
+    second: Any,
+    replays: int,
+) -> None:
     """Fail unless two replays, seeded with ``seed``, gave ``expected`` twice as kept copies."""
     if any(shares_memory(t, static_out) for t in (first, second)) or shares_memory(first, second):
         fail(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 from graphlab.trace.timeline import Timeline
 
@@ -82,7 +83,7 @@ def _diagnose(value: float, t: Timeline, expected: float) -> None:
 
 
 @exercise(BUSY_EXERCISE)
-def check_busy_fraction(busy_fraction: Callable) -> None:
+def check_busy_fraction(busy_fraction: Callable[..., Any]) -> None:
     """Check ``busy_fraction(t) -> float``: GPU busy time over the GPU's span, on one stream.
 
     Busy is the sum of the durations of GPU events (``t.is_gpu``); the span runs from the first

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 import torch
 
@@ -28,7 +29,7 @@ def _batches(device: str) -> list[torch.Tensor]:
 
 
 @exercise(COPY_IN)
-def check_replay_with_new_inputs(step: Callable) -> None:
+def check_replay_with_new_inputs(step: Callable[..., Any]) -> None:
     """Check ``step(graph, static_x, static_y, batch) -> output`` over three new batches.
 
     The checker captures ``static_y = static_x * 2 + 1`` with a first batch loaded in
@@ -63,7 +64,14 @@ def check_replay_with_new_inputs(step: Callable) -> None:
     passed(f"replay with new inputs (batch {k})", out, expected)
 
 
-def _diagnose(out, before, expected, static_x, batch, replays: int) -> None:
+def _diagnose(
+    out: Any,
+    before: torch.Tensor,
+    expected: torch.Tensor,
+    static_x: torch.Tensor,
+    batch: torch.Tensor,
+    replays: int,
+) -> None:
     """Fail with the mistake behind a wrong ``out``, or a right ``out`` that skipped the graph."""
     if same(out, batch):
         fail(

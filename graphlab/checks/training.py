@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Callable
+from typing import Any
 
 import torch
 
@@ -59,7 +60,9 @@ def _check_warm_up(steps_capturing: list[bool], error: Exception | None = None) 
 
 
 @exercise(RECIPE)
-def check_captured_training(capture_step: Callable, make_optimizer: Callable) -> None:
+def check_captured_training(
+    capture_step: Callable[..., Any], make_optimizer: Callable[..., Any]
+) -> None:
     """Check ``capture_step(model, optimizer, static_x, static_y) -> (graph, static_loss)``.
 
     ``make_optimizer(params)`` builds the optimizer (the learner chooses its settings). The graph
