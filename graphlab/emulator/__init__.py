@@ -17,6 +17,8 @@ let go of, which a GPU would read after freeing it, warns each time with
 
 from __future__ import annotations
 
+from typing import NoReturn
+
 import torch
 
 from graphlab.errors import GraphlabError
@@ -86,7 +88,7 @@ def manual_seed(seed: int) -> None:
 manual_seed_all = manual_seed
 
 
-def __getattr__(name: str):
+def __getattr__(name: str) -> NoReturn:
     if name.startswith("__"):
         raise AttributeError(name)
     raise AttributeError(

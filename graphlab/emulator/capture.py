@@ -20,6 +20,9 @@ then, nothing has happened yet, as on a GPU; each replay does the work.
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING, Any
+
 import torch
 from torch.overrides import TorchFunctionMode
 
@@ -41,9 +44,19 @@ from .host_sync import (
 from .replay import plan_step
 from .storages import Binder
 
-__all__ = ["Capture"]
+if TYPE_CHECKING:
+    from graphlab.errors import CaptureError
+
+    from .pools import Pool
+    from .streams import Stream
+
+__all__ = ["Capture", "Mark"]
 
 _LIFT_FRESH = torch.ops.aten.lift_fresh.default
+
+# What an event recorded in a capture stands for: the capture, and how much of each stream's work
+# the recording stream had waited for (a vector clock; see Capture).
+Mark = tuple["Capture", dict["Stream", int]]
 
 
 class Capture:
@@ -54,32 +67,36 @@ class Capture:
     every side stream's work must have been waited for by the stream the capture began on.
     """
 
-    def __init__(self, origin, pool):
+    def __init__(self, origin: Stream, pool: Pool):
         self.origin = origin
         self.pool = pool
         self.streams = {origin}
         self.work = {origin: 0}
-        self.seen = {origin: {}}
-        self.steps: list[tuple] = []
+        self.seen: dict[Stream, dict[Stream, int]] = {origin: {}}
+        self.steps: list[tuple[Any, ...]] = []
         self.kernels: list[str] = []  # the aten op of each step: what a GPU would run as a kernel
         self.binder = Binder()
         self.new_storages: dict[int, torch.Tensor] = {}  # data_ptr -> a tensor using it
         self.constants: set[int] = set()  # storage ids of constants made in the block
-        self._saved: dict[int, tuple] = {}  # data_ptr -> (storage, copy before capture)
-        self.failure = None  # what invalidated this capture, in a few words
+        # data_ptr -> (storage, copy before capture)
+        self._saved: dict[int, tuple[torch.UntypedStorage, torch.UntypedStorage]] = {}
+        self.failure: str | None = None  # what invalidated this capture, in a few words
         self._rng = torch.random.get_rng_state()
-        self._modes = (_Recorder(self), _HostGuard(self))
+        self._modes: tuple[TorchDispatchMode | TorchFunctionMode, ...] = (
+            _Recorder(self),
+            _HostGuard(self),
+        )
 
     # -- lifecycle -------------------------------------------------------------------------
     def start(self) -> None:
         state.capture = self
         for mode in self._modes:
-            mode.__enter__()
+            mode.__enter__()  # type: ignore[no-untyped-call]  # torch's is unannotated
 
     def finish(self) -> None:
         """Leave capture mode and undo what running the operations changed (see module doc)."""
         for mode in reversed(self._modes):
-            mode.__exit__(None, None, None)
+            mode.__exit__(None, None, None)  # type: ignore[no-untyped-call]  # as __enter__
         # The modes point back at this capture: drop them so that no reference cycle keeps the
         # recorded tensors alive after CUDAGraph.reset() (on a GPU, reset frees the pool at once).
         self._modes = ()
@@ -89,30 +106,31 @@ class Capture:
         self._saved.clear()
         for tensor in self.new_storages.values():
             if tensor.is_floating_point() or tensor.is_complex():
-                tensor.untyped_storage().fill_(0xFF)  # all bits set: NaN in every float format
+                # All bits set: NaN in every float format. (torch's stubs lack fill_.)
+                tensor.untyped_storage().fill_(0xFF)  # type: ignore[attr-defined]
         torch.random.set_rng_state(self._rng)
 
-    def unjoined(self) -> list:
+    def unjoined(self) -> list[Stream]:
         """Side streams with recorded work the origin stream never waited for."""
         seen = self.seen[self.origin]
         return [s for s in self.streams if s != self.origin and self.work[s] > seen.get(s, 0)]
 
     # -- failures --------------------------------------------------------------------------
-    def fail(self, what: str, reason: tuple[str, str]):
+    def fail(self, what: str, reason: tuple[str, str]) -> CaptureError:
         """Invalidate the capture because ``what`` needs the host; return the error to raise."""
         why, fix = reason
         if self.failure is None:
             self.failure = f"{UNSUPPORTED} from {what}"
         return capture_error(UNSUPPORTED, f"{what} {why} Fix: {fix}")
 
-    def invalidated_error(self):
+    def invalidated_error(self) -> CaptureError:
         return capture_error(
             INVALIDATED,
             f"This capture was invalidated by an earlier error ({self.failure}), so nothing was "
             "captured. Fix that error and capture again; the graph object can be reused.",
         )
 
-    def unjoined_error(self, streams):
+    def unjoined_error(self, streams: Iterable[Stream]) -> CaptureError:
         return capture_error(
             UNJOINED,
             f"Work was forked to {', '.join(map(repr, streams))} during the capture and never "
@@ -121,7 +139,7 @@ class Capture:
             "call event.wait() on the capturing stream.",
         )
 
-    def isolation_error(self, stream):
+    def isolation_error(self, stream: Stream) -> CaptureError:
         """Invalidate the capture: ``stream``, which takes part in it, waited for an event
         recorded outside it; return the error to raise."""
         if self.failure is None:
@@ -136,13 +154,13 @@ class Capture:
         )
 
     # -- streams ---------------------------------------------------------------------------
-    def mark(self, stream):
+    def mark(self, stream: Stream) -> Mark | None:
         """What an event recorded on ``stream`` now stands for (None if not in this capture)."""
         if stream not in self.streams:
             return None
         return self, {**self.seen[stream], stream: self.work[stream]}
 
-    def depend(self, stream, mark) -> None:
+    def depend(self, stream: Stream, mark: Mark) -> None:
         """``stream`` waits for an event marked by :meth:`mark` (joining the capture: a fork)."""
         owner, clock = mark
         if owner is not self:
@@ -156,7 +174,7 @@ class Capture:
             seen[s] = max(seen.get(s, 0), count)
 
     # -- recording -------------------------------------------------------------------------
-    def record(self, func, args, kwargs):
+    def record(self, func: Any, args: Sequence[Any], kwargs: dict[str, Any]) -> Any:
         """Run aten op ``func`` once (for its outputs' shapes) and record how to replay it."""
         plan = plan_step(func)
         if plan.mutates:
@@ -181,7 +199,7 @@ class Capture:
         self.work[state.current] += 1
         return out
 
-    def _save_before_write(self, tensors) -> None:
+    def _save_before_write(self, tensors: Iterable[torch.Tensor]) -> None:
         for t in tensors:
             storage = t.untyped_storage()
             ptr = storage.data_ptr()
@@ -189,7 +207,7 @@ class Capture:
                 self._saved[ptr] = (storage, storage.clone())
 
 
-def _tensors(tree) -> list[torch.Tensor]:
+def _tensors(tree: object) -> list[torch.Tensor]:
     return [x for x in tree_leaves(tree) if isinstance(x, torch.Tensor)]
 
 
@@ -197,10 +215,12 @@ class _Recorder(TorchDispatchMode):
     """Records every aten op submitted to a stream taking part in the capture."""
 
     def __init__(self, capture: Capture):
-        super().__init__()
+        super().__init__()  # type: ignore[no-untyped-call]  # torch's is unannotated
         self.capture = capture
 
-    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+    def __torch_dispatch__(
+        self, func: Any, types: Any, args: Sequence[Any] = (), kwargs: dict[str, Any] | None = None
+    ) -> Any:
         kwargs = kwargs or {}
         cap = self.capture
         if state.current not in cap.streams:  # another stream: runs now, is not captured
@@ -223,7 +243,9 @@ class _HostGuard(TorchFunctionMode):
         super().__init__()
         self.capture = capture
 
-    def __torch_function__(self, func, types, args=(), kwargs=None):
+    def __torch_function__(
+        self, func: Any, types: Any, args: Sequence[Any] = (), kwargs: dict[str, Any] | None = None
+    ) -> Any:
         found = host_method(func)
         if found is not None and state.current in self.capture.streams:
             warn_once("host_tensors")

@@ -9,6 +9,9 @@ captured outputs, inside one autograd node whose backward replays the backward g
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
+from typing import Any
+
 import torch
 
 from graphlab.errors import CaptureError
@@ -22,8 +25,12 @@ __all__ = ["make_graphed_callables"]
 
 
 def make_graphed_callables(
-    callables, sample_args, num_warmup_iters: int = 3, allow_unused_input: bool = False, pool=None
-):
+    callables: Any,
+    sample_args: tuple[Any, ...],
+    num_warmup_iters: int = 3,
+    allow_unused_input: bool = False,
+    pool: Sequence[int] | None = None,
+) -> Any:
     """Return graphed versions of ``callables`` (one callable, or a tuple of them).
 
     ``sample_args`` holds the argument tensors of each callable (a tuple, or a tuple of tuples
@@ -65,14 +72,23 @@ def make_graphed_callables(
 class _Part:
     """One callable being graphed: its static inputs, outputs and gradients."""
 
-    def __init__(self, func, args, flat_args, params, allow_unused):
+    def __init__(
+        self,
+        func: Callable[..., Any],
+        args: tuple[Any, ...],
+        flat_args: tuple[torch.Tensor, ...],
+        params: tuple[torch.Tensor, ...],
+        allow_unused: bool,
+    ):
         self.func, self.args, self.params = func, args, params
         self.n_user = len(flat_args)
         self.inputs = flat_args + params  # every tensor the graphs read at a fixed address
         self.allow_unused = allow_unused
         self.fwd, self.bwd = CUDAGraph(), CUDAGraph()
 
-    def _grad(self, outputs, grad_outputs):
+    def _grad(
+        self, outputs: Sequence[torch.Tensor], grad_outputs: Sequence[torch.Tensor]
+    ) -> tuple[torch.Tensor | None, ...]:
         needs = tuple(o for o in outputs if o.requires_grad)
         wrt = tuple(i for i in self.inputs if i.requires_grad)
         if not needs or not wrt:
@@ -85,13 +101,13 @@ class _Part:
         outputs = tree_flatten(self.func(*self.args))[0]
         self._grad(outputs, tuple(torch.empty_like(o) for o in outputs if o.requires_grad))
 
-    def capture_forward(self, pool) -> None:
+    def capture_forward(self, pool: Sequence[int]) -> None:
         with graph(self.fwd, pool=pool):
             result = self.func(*self.args)
-        self.outputs, self.spec = tree_flatten(result)
-        self.outputs = tuple(self.outputs)
+        outputs, self.spec = tree_flatten(result)
+        self.outputs: tuple[torch.Tensor, ...] = tuple(outputs)
 
-    def capture_backward(self, pool) -> None:
+    def capture_backward(self, pool: Sequence[int]) -> None:
         self.grad_outputs = tuple(
             torch.empty_like(o) if o.requires_grad else None for o in self.outputs
         )
@@ -102,12 +118,12 @@ class _Part:
         # One slot per input: its captured gradient, or None where it needs none.
         self.grad_inputs = tuple(next(grads) if i.requires_grad else None for i in self.inputs)
 
-    def graphed(self):
+    def graphed(self) -> Callable[..., Any]:
         part = self
 
         class Graphed(torch.autograd.Function):
             @staticmethod
-            def forward(ctx, *inputs):
+            def forward(ctx: Any, *inputs: torch.Tensor) -> tuple[torch.Tensor, ...]:
                 for static, new in zip(part.inputs[: part.n_user], inputs, strict=False):
                     if static.data_ptr() != new.data_ptr():
                         static.copy_(new)  # new data goes to the address the graph reads
@@ -116,22 +132,23 @@ class _Part:
 
             @staticmethod
             @torch.autograd.function.once_differentiable
-            def backward(ctx, *grads):
+            def backward(ctx: Any, *grads: torch.Tensor) -> tuple[torch.Tensor | None, ...]:
                 for static, grad in zip(part.grad_outputs, grads, strict=True):
                     if static is not None and static.data_ptr() != grad.data_ptr():
                         static.copy_(grad)
                 part.bwd.replay()
                 return tuple(g.detach() if g is not None else None for g in part.grad_inputs)
 
-        def run(*user_args):
+        def run(*user_args: Any) -> Any:
             flat = tuple(arg_tree_leaves(*user_args))
-            return tree_unflatten(list(Graphed.apply(*flat, *part.params)), part.spec)
+            outputs = Graphed.apply(*flat, *part.params)  # type: ignore[no-untyped-call]
+            return tree_unflatten(list(outputs), part.spec)
 
         if not isinstance(self.func, torch.nn.Module):
             return run
         module, training, eager_forward = self.func, self.func.training, self.func.forward
 
-        def forward(*user_args):
+        def forward(*user_args: Any) -> Any:
             # As in torch: the graph was captured in one train/eval mode; the other runs eagerly.
             if module.training == training:
                 return run(*user_args)

@@ -12,6 +12,8 @@ the program still holds that memory (see :mod:`graphlab.emulator.storages`).
 from __future__ import annotations
 
 import inspect
+from collections.abc import Sequence
+from typing import Any, NoReturn
 
 import torch
 
@@ -20,7 +22,7 @@ from graphlab.errors import CaptureError
 from . import state, streams
 from .capture import Capture
 from .differences import warn_once
-from .pools import get_pool, new_pool
+from .pools import Pool, get_pool, new_pool
 from .storages import (
     CapturedInputs,
     FreedInputWarning,
@@ -47,7 +49,7 @@ _SOURCE_RESET = (
 _HAS_LIVENESS_CHECK = "check_input_liveness" in inspect.signature(torch.cuda.graph).parameters
 
 
-def _liveness_flag(value, where: str) -> bool:
+def _liveness_flag(value: object, where: str) -> bool:
     if value and not _HAS_LIVENESS_CHECK:
         raise TypeError(
             f"{where} got an unexpected keyword argument 'check_input_liveness': torch "
@@ -70,17 +72,21 @@ class CUDAGraph:
     def __init__(self, keep_graph: bool = False):
         self._keep_graph = bool(keep_graph)  # keep the recording for graphlab.editing
         self._instantiated = False  # whether the "executable graph" exists (see instantiate)
-        self._updated_from = None  # the graph whose memory an update pointed this one at
-        self._steps = None  # the recorded (callable, args, kwargs) once captured
-        self._kernels = ()  # the aten op of each step, as a GPU graph's kernel nodes
-        self._held = ()  # storages allocated during capture: the graph's share of its pool
-        self._inputs = None  # the memory it uses that its capture did not allocate
+        self._updated_from: CUDAGraph | None = None  # the graph an update pointed this one at
+        self._steps: list[tuple[Any, ...]] | None = None  # the recorded (callable, args, kwargs)
+        self._kernels: tuple[str, ...] = ()  # each step's aten op, as a GPU graph's kernel nodes
+        # storages allocated during capture: the graph's share of its pool
+        self._held: tuple[torch.UntypedStorage, ...] = ()
+        self._inputs: CapturedInputs | None = None  # the memory it uses that it did not allocate
         self._check_liveness = False
-        self._pool = None
-        self._capture = None
+        self._pool: Pool | None = None
+        self._capture: Capture | None = None
 
     def capture_begin(
-        self, pool=None, capture_error_mode: str = "global", check_input_liveness: bool = False
+        self,
+        pool: Sequence[int] | None = None,
+        capture_error_mode: str = "global",
+        check_input_liveness: bool = False,
     ) -> None:
         """Begin capturing the work submitted to the current stream.
 
@@ -144,7 +150,7 @@ class CUDAGraph:
             raise CaptureError("instantiate() needs a captured graph: capture it first.")
         self._instantiated = True
 
-    def raw_cuda_graph(self):
+    def raw_cuda_graph(self) -> NoReturn:
         """Refuse as torch does; past that, say that the emulator has no CUDA handles."""
         if not self._keep_graph:
             raise CaptureError(
@@ -157,7 +163,7 @@ class CUDAGraph:
             )
         raise CaptureError(_NO_HANDLES)
 
-    def raw_cuda_graph_exec(self):
+    def raw_cuda_graph_exec(self) -> NoReturn:
         """Refuse as torch does; past that, say that the emulator has no CUDA handles."""
         if self._steps is None or not self._instantiated:
             raise CaptureError(
@@ -176,6 +182,7 @@ class CUDAGraph:
         self._instantiated = True  # as torch: a kept graph's first replay instantiates it
         if self._updated_from is not None and self._updated_from._steps is None:
             warn_at_caller(_SOURCE_RESET, FreedInputWarning, depth=1)
+        assert self._inputs is not None  # set with _steps by capture_end()
         freed = self._inputs.freed()
         if freed:
             if self._check_liveness:
@@ -196,7 +203,7 @@ class CUDAGraph:
         self._held = ()
         self._inputs = None
 
-    def pool(self):
+    def pool(self) -> tuple[int, ...]:
         """The id of this graph's memory pool; pass it as ``pool=`` to share the pool."""
         if self._pool is None:
             raise CaptureError("This CUDAGraph has no pool yet: it has never been captured.")
@@ -218,9 +225,9 @@ class graph:
     def __init__(
         self,
         cuda_graph: CUDAGraph,
-        pool=None,
-        stream=None,
-        capture_error_mode="global",
+        pool: Sequence[int] | None = None,
+        stream: Stream | None = None,
+        capture_error_mode: str = "global",
         check_input_liveness: bool = False,
     ):
         self.check_input_liveness = _liveness_flag(check_input_liveness, "graph.__init__()")
@@ -230,7 +237,7 @@ class graph:
         self.pool = pool
         self.capture_stream = stream if stream is not None else graph.default_capture_stream
         self.capture_error_mode = capture_error_mode
-        self._stream_ctx = None
+        self._stream_ctx: streams.stream | None = None
 
     def __enter__(self) -> None:
         synchronize()  # as torch does: finish pending work; inside another capture this fails
@@ -242,6 +249,7 @@ class graph:
             check_input_liveness=self.check_input_liveness,
         )
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.cuda_graph.capture_end()
+        assert self._stream_ctx is not None  # set by __enter__
         self._stream_ctx.__exit__(*exc)

@@ -21,6 +21,9 @@ Three families of operations need the host:
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import Any
+
 import torch
 
 from graphlab.errors import CaptureError
@@ -113,7 +116,7 @@ _METHODS = {
 }
 
 
-def op_problem(func, args) -> tuple[str, tuple[str, str]] | None:
+def op_problem(func: Any, args: Sequence[Any]) -> tuple[str, tuple[str, str]] | None:
     """``(what, (why, fix))`` if aten op ``func`` called with ``args`` needs the host, else None."""
     found = _OPS.get(func)
     if found is not None:
@@ -125,7 +128,7 @@ def op_problem(func, args) -> tuple[str, tuple[str, str]] | None:
     return None
 
 
-def _fills_one_value(func, args) -> bool:
+def _fills_one_value(func: Any, args: Sequence[Any]) -> bool:
     """``x[mask] = 0.0``: torch turns it into ``masked_fill_``, which needs no host."""
     if func is _aten.index.Tensor:
         return False
@@ -136,13 +139,13 @@ def _fills_one_value(func, args) -> bool:
     )
 
 
-def _has_mask(indices) -> bool:
+def _has_mask(indices: Sequence[Any]) -> bool:
     return any(
         isinstance(i, torch.Tensor) and i.dtype in (torch.bool, torch.uint8) for i in indices
     )
 
 
-def host_method(func) -> tuple[str, tuple[str, str]] | None:
+def host_method(func: Any) -> tuple[str, tuple[str, str]] | None:
     """``(what, (why, fix))`` if Tensor method ``func`` reads values on the host, else None."""
     if func in _COPIES:
         return _COPIES[func], COPY

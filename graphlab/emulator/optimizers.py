@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import importlib
 import sys
+from typing import Any
 
 from graphlab.support.torch_internals import capturable_devices_hook
 
@@ -24,10 +25,10 @@ def allow_capturable_optimizers() -> None:
     if getattr(original, "graphlab_cpu", False):
         return
 
-    def with_cpu(*args, **kwargs):
+    def with_cpu(*args: Any, **kwargs: Any) -> list[str]:
         return [*original(*args, **kwargs), "cpu"]
 
-    with_cpu.graphlab_cpu = True
+    with_cpu.graphlab_cpu = True  # type: ignore[attr-defined]  # the mark read above
     # Each optimizer module imported the function by name, so each binding is replaced.
     for name, module in list(sys.modules.items()):
         if name.startswith("torch.optim") and getattr(module, check, None) is original:

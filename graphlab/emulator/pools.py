@@ -16,8 +16,13 @@ from __future__ import annotations
 
 import itertools
 import weakref
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
 from .differences import warn_once
+
+if TYPE_CHECKING:
+    import torch
 
 __all__ = [
     "Pool",
@@ -30,29 +35,29 @@ __all__ = [
 ]
 
 _ids = itertools.count(1)
-_pools: dict[tuple[int, int], Pool] = {}
+_pools: dict[tuple[int, ...], Pool] = {}
 
 
 class Pool:
     """The storages allocated in one pool, held weakly: the graphs hold them strongly."""
 
-    def __init__(self, pool_id: tuple[int, int]):
+    def __init__(self, pool_id: tuple[int, ...]):
         self.id = pool_id
-        self._storages: dict[int, weakref.ref] = {}
+        self._storages: dict[int, weakref.ref[torch.UntypedStorage]] = {}
 
-    def add(self, storage) -> None:
+    def add(self, storage: torch.UntypedStorage) -> None:
         self._storages[storage.data_ptr()] = weakref.ref(storage)
 
-    def storages(self) -> list:
+    def storages(self) -> list[torch.UntypedStorage]:
         """The storages of this pool that are still alive (a graph or a user holds them)."""
         alive = {ptr: ref for ptr, ref in self._storages.items() if ref() is not None}
         self._storages = alive
-        return [ref() for ref in alive.values()]
+        return [storage for ref in alive.values() if (storage := ref()) is not None]
 
     def nbytes(self) -> int:
         return sum(s.nbytes() for s in self.storages())
 
-    def has(self, storage) -> bool:
+    def has(self, storage: torch.UntypedStorage) -> bool:
         """Whether ``storage`` was allocated in this pool (by a capture into it)."""
         ref = self._storages.get(storage.data_ptr())
         return ref is not None and ref() is storage  # torch keeps one Python object per storage
@@ -72,7 +77,7 @@ def new_pool() -> Pool:
     return _pools[pool_id]
 
 
-def get_pool(pool_id) -> Pool:
+def get_pool(pool_id: Sequence[int]) -> Pool:
     """The pool with id ``pool_id`` (from ``graph_pool_handle()`` or another graph's ``pool()``)."""
     key = tuple(pool_id)
     if key not in _pools:
@@ -80,15 +85,15 @@ def get_pool(pool_id) -> Pool:
     return _pools[key]
 
 
-def in_a_pool(storage) -> bool:
+def in_a_pool(storage: torch.UntypedStorage) -> bool:
     """Whether ``storage`` was allocated during a capture: graph memory, not the program's."""
     return any(pool.has(storage) for pool in _pools.values())
 
 
-def memory_snapshot() -> list[dict]:
+def memory_snapshot() -> list[dict[str, Any]]:
     """The live pool storages as segments, in the shape of ``torch.cuda.memory_snapshot()``."""
     warn_once("memory_sizes")
-    segments = []
+    segments: list[dict[str, Any]] = []
     for pool in _pools.values():
         for storage in pool.storages():
             size = storage.nbytes()

@@ -17,8 +17,10 @@ on the same memory (through the graph's own aliases of the tensors it used, see
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import cache
+from typing import Any
 
 import torch
 
@@ -46,9 +48,9 @@ _ALLOCATIONS = {
 class Plan:
     """How to replay one aten op (see the module docstring)."""
 
-    func: object
+    func: Any  # an aten OpOverload
     written_args: tuple[tuple[int, str], ...]  # (position, name) of arguments the op writes
-    out_op: object = None  # the op's out= overload, when its arguments match
+    out_op: Any = None  # the op's out= overload, when its arguments match
     out_names: tuple[str, ...] = ()
     no_work: bool = False  # an allocation or an in-place view change: nothing for a GPU to run
     random: bool = False  # draws random numbers: its out= form cannot be checked against it
@@ -57,12 +59,14 @@ class Plan:
     def mutates(self) -> bool:
         return bool(self.written_args)
 
-    def written(self, args, kwargs) -> list[torch.Tensor]:
+    def written(self, args: Sequence[Any], kwargs: dict[str, Any]) -> list[torch.Tensor]:
         """The tensors this call writes."""
         values = [args[i] if i < len(args) else kwargs.get(name) for i, name in self.written_args]
         return [x for x in tree_leaves(values) if isinstance(x, torch.Tensor)]
 
-    def step(self, args, kwargs, out, aliases: bool):
+    def step(
+        self, args: Sequence[Any], kwargs: dict[str, Any], out: Any, aliases: bool
+    ) -> tuple[Callable[..., Any], Sequence[Any], dict[str, Any]] | None:
         """``(callable, args, kwargs)`` that replays this call, or None if it does no work."""
         if self.mutates:
             return self.func, args, kwargs
@@ -76,7 +80,7 @@ class Plan:
                     return call, args, {**kwargs, **out_kwargs}
         return _copy_into, (self.func, args, kwargs, out), {}
 
-    def _out_callables(self) -> list:
+    def _out_callables(self) -> list[Callable[..., Any]]:
         public = public_function(self.func.overloadpacket.__name__)
         return (
             [public, self.out_op]
@@ -86,7 +90,7 @@ class Plan:
 
 
 @cache
-def plan_step(func) -> Plan:
+def plan_step(func: Any) -> Plan:
     """The :class:`Plan` for aten op overload ``func``."""
     if torch.Tag.inplace_view in func.tags:
         return Plan(func, (), no_work=True)
@@ -105,7 +109,7 @@ def plan_step(func) -> Plan:
     return Plan(func, (), out_op, out_names, random=random)
 
 
-def _out_overload(func):
+def _out_overload(func: Any) -> tuple[Any, tuple[str, ...]]:
     """The ``out=`` overload taking the same arguments as ``func`` (e.g. add.Tensor -> add.out)."""
     packet = func.overloadpacket
     name = overload_name(func)
@@ -125,10 +129,13 @@ def _out_overload(func):
     return None, ()
 
 
-_checked: dict[tuple, bool] = {}  # (callable, argument signature) -> whether it can be trusted
+# (callable, argument signature) -> whether it can be trusted
+_checked: dict[tuple[Any, ...], bool] = {}
 
 
-def _same_result(call, args, kwargs, outs: dict) -> bool:
+def _same_result(
+    call: Callable[..., Any], args: Sequence[Any], kwargs: dict[str, Any], outs: dict[str, Any]
+) -> bool:
     """Whether ``call(*args, **kwargs, **outs)`` writes exactly the captured outputs ``outs``.
 
     Tried once per callable and signature of its arguments (shapes, strides, dtypes, scalars), on
@@ -142,7 +149,9 @@ def _same_result(call, args, kwargs, outs: dict) -> bool:
     return _checked[key]
 
 
-def _writes_expected(call, args, kwargs, outs) -> bool:
+def _writes_expected(
+    call: Callable[..., Any], args: Sequence[Any], kwargs: dict[str, Any], outs: dict[str, Any]
+) -> bool:
     scratch = tree_map_only(torch.Tensor, torch.empty_like, outs)
     try:
         call(*args, **kwargs, **scratch)
@@ -154,18 +163,20 @@ def _writes_expected(call, args, kwargs, outs) -> bool:
     )
 
 
-def _signature(tree) -> tuple:
+def _signature(tree: object) -> tuple[Any, ...]:
     return tuple(
         (tuple(x.shape), x.stride(), x.dtype) if isinstance(x, torch.Tensor) else x
         for x in tree_leaves(tree)
     )
 
 
-def _has_tensor(out) -> bool:
+def _has_tensor(out: object) -> bool:
     return any(isinstance(x, torch.Tensor) for x in tree_leaves(out))
 
 
-def _copy_into(func, args, kwargs, captured) -> None:
+def _copy_into(
+    func: Callable[..., Any], args: Sequence[Any], kwargs: dict[str, Any], captured: object
+) -> None:
     fresh = tree_leaves(func(*args, **kwargs))
     for dst, src in zip(tree_leaves(captured), fresh, strict=True):
         if isinstance(dst, torch.Tensor):

@@ -6,15 +6,21 @@ thread of work, as a notebook has.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from .host_sync import SYNC
+
+if TYPE_CHECKING:
+    from .capture import Capture
+    from .streams import Stream
 
 __all__ = ["capture", "check_host_sync", "current"]
 
-current = None  # the current streams.Stream; streams.py sets it to the default stream
-capture = None  # the capture.Capture under way, or None
+current: Stream  # the current stream; streams.py sets it to the default stream on import
+capture: Capture | None = None  # the capture under way
 
 
-def check_host_sync(what: str, stream) -> None:
+def check_host_sync(what: str, stream: Stream | None) -> None:
     """Fail the capture under way if ``what`` waits for ``stream`` (None: for the whole device).
 
     Waiting for work that is being captured can never finish, because captured work does not

@@ -35,6 +35,7 @@ import linecache
 import sys
 import warnings
 import weakref
+from typing import Any
 
 import torch
 
@@ -116,7 +117,7 @@ class _Storage:
 
     __slots__ = ("data_ptrs", "first_use", "storage")
 
-    def __init__(self, storage, tensor: torch.Tensor, func):
+    def __init__(self, storage: torch.UntypedStorage, tensor: torch.Tensor, func: object):
         self.storage = storage  # held, so that its id keeps naming this storage
         self.first_use = f"{tensor.dtype} tensor of shape {tuple(tensor.shape)}, used by {func}"
         self.data_ptrs: set[int] = set()  # torch counts dead tensors by their data_ptr
@@ -125,11 +126,11 @@ class _Storage:
 class Binder:
     """Makes the graph-owned aliases of one capture: one per distinct view of a storage."""
 
-    def __init__(self):
-        self._aliases: dict[tuple, torch.Tensor] = {}
+    def __init__(self) -> None:
+        self._aliases: dict[tuple[Any, ...], torch.Tensor] = {}
         self.storages: dict[int, _Storage] = {}  # storage id -> what the capture used of it
 
-    def bind(self, tree, func):
+    def bind(self, tree: Any, func: object) -> Any:
         """``tree`` (an op's arguments: tensors in tuples, lists, dicts) with tensors aliased.
 
         Written out rather than with torch's pytree, which costs more than the aliasing itself.
@@ -145,7 +146,7 @@ class Binder:
             return {key: self.bind(value, func) for key, value in tree.items()}
         return tree
 
-    def _alias(self, t: torch.Tensor, func) -> torch.Tensor:
+    def _alias(self, t: torch.Tensor, func: object) -> torch.Tensor:
         if not _plain(t):
             return t
         storage = t.untyped_storage()

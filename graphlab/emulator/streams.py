@@ -20,11 +20,15 @@ waiting for it on the host or timing it fails (on an H200 with torch 2.11, CUDA 
 from __future__ import annotations
 
 import itertools
+from typing import TYPE_CHECKING
 
 from graphlab.errors import CaptureError, NeedsGPUError
 
 from . import state
 from .differences import warn_once
+
+if TYPE_CHECKING:
+    from .capture import Mark
 
 __all__ = [
     "Event",
@@ -44,7 +48,7 @@ _ORDINARY = "recorded outside any capture"
 class Stream:
     """A stream, named like ``torch.cuda.Stream``. Work submitted to it runs at once on the CPU."""
 
-    def __init__(self, device=None, priority: int = 0, *, _internal: bool = False):
+    def __init__(self, device: object = None, priority: int = 0, *, _internal: bool = False):
         self.device = device
         self.priority = priority
         self.stream_id = next(_ids)
@@ -88,12 +92,12 @@ _DEFAULT = Stream(_internal=True)
 state.current = _DEFAULT
 
 
-def default_stream(device=None) -> Stream:
+def default_stream(device: object = None) -> Stream:
     """The default (legacy) stream. CUDA graphs cannot be captured on it."""
     return _DEFAULT
 
 
-def current_stream(device=None) -> Stream:
+def current_stream(device: object = None) -> Stream:
     """The stream work is submitted to now."""
     return state.current
 
@@ -108,18 +112,18 @@ class stream:  # lower-case, like torch.cuda.stream
 
     def __init__(self, s: Stream | None):
         self.stream = s
-        self._previous = None
+        self._previous: Stream | None = None
 
     def __enter__(self) -> None:
         if self.stream is not None:
             self._previous, state.current = state.current, self.stream
 
-    def __exit__(self, *exc) -> None:
-        if self.stream is not None:
+    def __exit__(self, *exc: object) -> None:
+        if self.stream is not None and self._previous is not None:
             state.current = self._previous
 
 
-def synchronize(device=None) -> None:
+def synchronize(device: object = None) -> None:
     """Wait for all work: a host synchronization, which fails inside a capture."""
     state.check_host_sync("torch.cuda.synchronize()", None)
 
@@ -131,11 +135,13 @@ class Event:
     timings.
     """
 
-    def __init__(self, enable_timing: bool = False, blocking: bool = False, interprocess=False):
+    def __init__(
+        self, enable_timing: bool = False, blocking: bool = False, interprocess: bool = False
+    ):
         self.enable_timing = enable_timing
         # None until recorded; then _ORDINARY, or what a capture's mark() gave when the stream
         # recorded on was capturing.
-        self._mark = None
+        self._mark: Mark | str | None = None
 
     def record(self, stream: Stream | None = None) -> None:
         """Mark the work submitted to ``stream`` (the current one if None) so far."""
@@ -153,7 +159,7 @@ class Event:
         cap = state.capture
         if cap is None or self._mark is None:  # nothing to order, or never recorded: no wait
             return
-        if self._mark is _ORDINARY:
+        if isinstance(self._mark, str):  # _ORDINARY
             if s in cap.streams:
                 raise cap.isolation_error(s)
             return

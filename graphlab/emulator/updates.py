@@ -12,6 +12,9 @@ replays, and a replay after the source was reset is announced with a warning.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
 from graphlab.support.graph_updates import (
     GraphNode,
     check_kernel_pair,
@@ -20,12 +23,15 @@ from graphlab.support.graph_updates import (
     no_kept_graph,
 )
 
+if TYPE_CHECKING:
+    from .graphs import CUDAGraph
+
 __all__ = ["exec_update", "nodes", "set_kernel_node"]
 
 _COPY = "aten.copy_.default"
 
 
-def _kept(graph, role: str) -> list[str]:
+def _kept(graph: CUDAGraph, role: str) -> tuple[str, ...]:
     """The recorded kernels of a kept, captured graph (the emulator's cudaGraph_t)."""
     if not graph._keep_graph:
         raise no_kept_graph(
@@ -36,7 +42,7 @@ def _kept(graph, role: str) -> list[str]:
     return graph._kernels
 
 
-def _executable(graph, role: str) -> None:
+def _executable(graph: CUDAGraph, role: str) -> None:
     if graph._steps is None or not graph._instantiated:
         raise no_executable(role, "a kept graph is not instantiated by capture_end()")
 
@@ -46,33 +52,35 @@ def _kind(kernel: str) -> str:
     return "memcpy" if kernel == _COPY else "kernel"
 
 
-def _nodes(kernels) -> list[GraphNode]:
+def _nodes(kernels: Sequence[str]) -> list[GraphNode]:
     return [GraphNode(_kind(k), k if _kind(k) == "kernel" else None) for k in kernels]
 
 
-def nodes(graph) -> list[GraphNode]:
+def nodes(graph: CUDAGraph) -> list[GraphNode]:
     """One node per recorded operation, named by its aten operation."""
     return _nodes(_kept(graph, "given"))
 
 
-def exec_update(target, source) -> None:
+def exec_update(target: CUDAGraph, source: CUDAGraph) -> None:
     """Give ``target`` the steps of ``source`` if CUDA would update one from the other."""
     _executable(target, "target")
     refused = diagnose(_nodes(target._kernels), _nodes(_kept(source, "source")))
     if refused is not None:
         raise refused
+    assert source._steps is not None  # _kept() checked it
     target._steps = list(source._steps)
     target._kernels = source._kernels
     target._inputs = source._inputs
     target._updated_from = source
 
 
-def set_kernel_node(target, source, index: int) -> None:
+def set_kernel_node(target: CUDAGraph, source: CUDAGraph, index: int) -> None:
     """Give step ``index`` of ``target`` the memory and scalars of ``source``'s step ``index``."""
     _executable(target, "target")
     ours = _kept(target, "target")
     theirs = _kept(source, "source")
     check_kernel_pair(index, [_kind(k) for k in ours], [_kind(k) for k in theirs])
+    assert target._steps is not None and source._steps is not None  # _kept() checked them
     target._steps[index] = source._steps[index]
     target._kernels = (*ours[:index], theirs[index], *ours[index + 1 :])
     target._updated_from = source
