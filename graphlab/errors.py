@@ -18,6 +18,7 @@ __all__ = [
     "PlannerError",
     "RecordingError",
     "SimulatorError",
+    "TimingError",
     "TraceError",
 ]
 
@@ -36,6 +37,10 @@ class RecordingError(GraphlabError, ValueError):
 
 class SimulatorError(GraphlabError, ValueError):
     """Simulator parameters are out of range (negative or NaN durations, zero kernels, ...)."""
+
+
+class TimingError(GraphlabError, ValueError):
+    """A time given to the break-even model is not a finite, non-negative number of µs."""
 
 
 class NeedsGPUError(GraphlabError, RuntimeError):

@@ -16,7 +16,7 @@ import torch
 
 from graphlab.errors import CaptureError, GraphlabError, NeedsGPUError
 from graphlab.timing import workloads
-from graphlab.timing.breakeven import break_even
+from graphlab.timing.break_even import break_even
 from graphlab.timing.compare import (
     capture,
     compare,

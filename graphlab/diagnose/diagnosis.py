@@ -154,7 +154,7 @@ def _emulated(
 ) -> dict[str, Any]:
     """The emulator for blockers and capture, the calibrated simulator for an estimate."""
     from graphlab.simulator import calibrated, model_step
-    from graphlab.simulator.breakeven import from_simulation
+    from graphlab.simulator.break_even import from_simulation
 
     scan = find_blockers(fn, inputs, optimizer=optimizer)
     profile = estimated_profile(scan.ops, steps)

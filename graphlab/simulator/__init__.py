@@ -11,8 +11,8 @@ widgets and CLI work on it::
     graph_tl = simulate(graph(step, params))
     what_if(step, params).to_dict()  # both, with totals, idle fractions and break-even
 
-The break-even model N* = C / (t_e - t_r) is :mod:`graphlab.timing.breakeven`;
-:mod:`graphlab.simulator.breakeven` fills in its numbers from a simulation or a measurement.
+The break-even model N* = C / (t_e - t_r) is :mod:`graphlab.timing.break_even`;
+:mod:`graphlab.simulator.break_even` fills in its numbers from a simulation or a measurement.
 """
 
 from .model import Program, Schedule, schedule, simulate

@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from graphlab.errors import SimulatorError
-from graphlab.timing.breakeven import check_duration
+from graphlab.timing.break_even import check_duration
 
 __all__ = [
     "CALIBRATED_PATH",
@@ -73,7 +73,9 @@ class SimParams:
             value = getattr(self, f.name)
             if f.name == "calibration" or (value is None and f.name.startswith("capture_")):
                 continue
-            object.__setattr__(self, f.name, check_duration(f.name, value, MAX_DURATION_US))
+            object.__setattr__(
+                self, f.name, check_duration(f.name, value, MAX_DURATION_US, SimulatorError)
+            )
 
     def capture_us(self, n_kernels: int) -> float | None:
         """Modelled capture cost of a graph of ``n_kernels`` kernels, or None if not calibrated."""

@@ -11,7 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from graphlab.timing.breakeven import break_even, check_duration
+from graphlab.errors import SimulatorError
+from graphlab.timing.break_even import break_even, check_duration
 
 from .model import simulate
 from .params import MAX_DURATION_US, SimParams
@@ -80,7 +81,10 @@ def what_if(
     }
     figures = {mode: _figures(t, len(step)) for mode, t in timelines.items()}
     if capture_us is not None:
-        capture, source = check_duration("capture_us", capture_us, MAX_DURATION_US), "given"
+        capture, source = (
+            check_duration("capture_us", capture_us, MAX_DURATION_US, SimulatorError),
+            "given",
+        )
     else:
         capture = params.capture_us(len(step))
         source = (

@@ -4,7 +4,7 @@
   measured cumulative totals of N iterations.
 - :mod:`.results`: what those return (:class:`~.results.Comparison`,
   :class:`~.results.CumulativeTotals`) and the keys a recording stores them under.
-- :mod:`.breakeven`: the break-even formula N* = C / (t_eager − t_replay), and the model's
+- :mod:`.break_even`: the break-even formula N* = C / (t_eager − t_replay), and the model's
   cumulative totals.
 - :mod:`.workloads`: the kernels the lessons time (chains of elementwise kernels, a small MLP).
 - :mod:`.side_stream`: the one side stream per device that warm-ups and captures share.

@@ -20,7 +20,7 @@ The method is the one lesson 06 teaches:
   replay overwrites them); eager gets the same fresh inputs. Same inputs, precision and batch.
 - **Many repeats**, reported as the median with the 10th and 90th percentile.
 - **Break-even** N* = capture / (eager end to end − replay end to end)
-  (:func:`graphlab.timing.breakeven.break_even`). The first replay's extra cost
+  (:func:`graphlab.timing.break_even.break_even`). The first replay's extra cost
   (``first_replay_us`` − ``replay_us``: uploading the graph) is reported apart and is not in N*;
   :func:`measure_cumulative_totals` includes it, as it includes everything a real loop pays.
 - **Never from a profiled run**: the profiler roughly doubles eager launch cost on the H200. With
@@ -43,7 +43,7 @@ import numpy as np
 from graphlab.errors import CaptureError, GraphlabError, NeedsGPUError
 from graphlab.support.capture_errors import first_cuda_error
 
-from .breakeven import break_even
+from .break_even import break_even
 from .results import Comparison, CumulativeTotals
 from .side_stream import side_stream
 
@@ -226,7 +226,7 @@ def measure_cumulative_totals(
     static buffers and clones the outputs; eager gets the same fresh inputs. Both modes start
     from a process that has already run ``fn`` (the warm-up), so lazy initialisation counts for
     neither. This is the measured counterpart of the model's totals
-    (:func:`graphlab.timing.breakeven.cumulative_totals`) and N* = C / (t_eager − t_replay).
+    (:func:`graphlab.timing.break_even.cumulative_totals`) and N* = C / (t_eager − t_replay).
     """
     counts = tuple(counts)
     if not counts or any(isinstance(n, bool) or not isinstance(n, int) or n < 1 for n in counts):

@@ -15,7 +15,7 @@ opening a notebook it does not trust, with or without a kernel, nbconvert's HTML
 
 from __future__ import annotations
 
-from .breakeven import BreakEvenExplorer
+from .break_even import BreakEvenExplorer
 from .gap_view import GapView
 from .plan_view import PlanView
 from .playground import SimulatorPlayground

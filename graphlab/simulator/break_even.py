@@ -1,7 +1,7 @@
 """Break-even points from measured timings or from the simulator, and the model against the GPU.
 
 The model itself, N* = C / (t_e - t_r) and the cumulative totals ``N * t_e`` and
-``C + N * t_r``, is :mod:`graphlab.timing.breakeven`. Here its three numbers come from a
+``C + N * t_r``, is :mod:`graphlab.timing.break_even`. Here its three numbers come from a
 measurement (:func:`from_timings`, a ``graphlab.compare`` result or a recording's timings) or from
 the simulator (:func:`from_simulation`), and :func:`model_vs_measured` sets the model beside the
 totals measured on a GPU.
@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 
 from graphlab.errors import SimulatorError
-from graphlab.timing.breakeven import break_even, check_duration, cumulative_totals
+from graphlab.timing.break_even import break_even, check_duration, cumulative_totals
 
 from .model import simulate
 from .params import SimParams
@@ -64,7 +64,7 @@ def from_timings(timings) -> BreakEven:
     missing = [k for k in keys if data.get(k) is None]
     if missing:
         raise SimulatorError(f"timings lack {missing}: measure them with graphlab.compare")
-    capture, eager_us, replay_us = (check_duration(k, data[k]) for k in keys)
+    capture, eager_us, replay_us = (check_duration(k, data[k], error=SimulatorError) for k in keys)
     return BreakEven(capture, eager_us, replay_us, source="measured")
 
 

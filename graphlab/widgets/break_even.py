@@ -3,7 +3,7 @@
 Eager, N steps cost ``N * t_e``; with a graph, ``C + N * t_r`` (capture once, then replay). The
 two lines cross at ``N* = C / (t_e - t_r)``. Sliders move C, t_e and t_r from their measured
 values so a learner sees how a cheaper capture or a bigger saving per step moves N*. The
-arithmetic is the break-even model's (:mod:`graphlab.timing.breakeven`); this module only draws
+arithmetic is the break-even model's (:mod:`graphlab.timing.break_even`); this module only draws
 it.
 """
 
@@ -18,8 +18,8 @@ import numpy as np
 import plotly.graph_objects as go
 
 from graphlab.errors import GraphlabError
-from graphlab.simulator.breakeven import from_timings
-from graphlab.timing.breakeven import break_even, cumulative_totals
+from graphlab.simulator.break_even import from_timings
+from graphlab.timing.break_even import break_even, cumulative_totals
 
 from .display import StaticPicture
 from .pictures import FONT, LINE, Canvas, Png, drawing

@@ -18,29 +18,32 @@ import math
 
 import numpy as np
 
-from graphlab.errors import SimulatorError
+from graphlab.errors import GraphlabError, TimingError
 
 __all__ = ["break_even", "check_duration", "cumulative_totals"]
 
 
-def check_duration(name: str, value: float, maximum: float = math.inf) -> float:
-    """``value`` as a float if it is a duration in [0, maximum] µs, else SimulatorError.
+def check_duration(
+    name: str,
+    value: float,
+    maximum: float = math.inf,
+    error: type[GraphlabError] = TimingError,
+) -> float:
+    """``value`` as a float if it is a duration in [0, maximum] µs, else ``error``.
 
     The default accepts any finite duration (measured totals can be long); the simulator's
-    parameters pass their own ``maximum``. ``name`` is the argument the message names.
+    parameters pass their own ``maximum`` and their own error (SimulatorError), so a bad
+    measurement is a timing error and a bad simulator parameter a simulator one. ``name`` is the
+    argument the message names.
     """
     try:
         number = float(value)
     except (TypeError, ValueError, OverflowError):
-        raise SimulatorError(
-            f"{name} must be a number of microseconds, got {value!r:.40}"
-        ) from None
+        raise error(f"{name} must be a number of microseconds, got {value!r:.40}") from None
     if not math.isfinite(number) or number < 0 or number > maximum:
         if math.isinf(maximum):
-            raise SimulatorError(
-                f"{name} must be a finite, non-negative time in µs, got {value!r:.40}"
-            )
-        raise SimulatorError(
+            raise error(f"{name} must be a finite, non-negative time in µs, got {value!r:.40}")
+        raise error(
             f"{name} must be between 0 and {maximum:g} µs, got {value!r:.40}: "
             "pass a non-negative, finite duration"
         )
@@ -53,7 +56,7 @@ def break_even(capture_us: float, eager_us: float, replay_us: float) -> float | 
     ``eager_us`` and ``replay_us`` must be measured over the same scope (end to end, with the
     input copies each needs). None when a replay is not faster: then the graph never pays.
     N* is a real number: the graph's total is lower from the first whole step after it.
-    SimulatorError when a time is not a finite, non-negative number of µs.
+    TimingError when a time is not a finite, non-negative number of µs.
     """
     capture = check_duration("capture_us", capture_us)
     saving = check_duration("eager_us", eager_us) - check_duration("replay_us", replay_us)
@@ -76,7 +79,7 @@ def cumulative_totals(
     except (TypeError, ValueError, OverflowError):
         n = np.asarray(np.nan)
     if np.any(~np.isfinite(n)) or np.any(n < 0):
-        raise SimulatorError("step counts must be finite, non-negative numbers")
+        raise TimingError("step counts must be finite, non-negative numbers")
     capture = check_duration("capture_us", capture_us)
     eager_total = n * check_duration("eager_us", eager_us)
     return eager_total, capture + n * check_duration("replay_us", replay_us)
