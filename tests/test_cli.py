@@ -93,7 +93,7 @@ def test_a_commands_help_imports_that_command_alone():
     proc, modules = run_and_list_modules("plan", "--help")
 
     assert proc.returncode == 0
-    assert proc.stdout.startswith("usage: graphlab plan [-h] [--hist HIST.json | --trace")
+    assert proc.stdout.startswith("usage: graphlab plan [-h] [--hist HIST.json | --requests")
     assert "--max-graphs K" in proc.stdout
     assert command_modules(modules) == {"plan"}
 

@@ -1,5 +1,5 @@
 """The capture-size planner: exact against brute force, hand-worked figures, bad input, the
-command's JSON, the continuous-batching model on a hand-checked trace, and (on a GPU) measuring.
+command's JSON, the continuous-batching model on a hand-checked request file, and (on a GPU) measuring.
 
 The hand-worked cost table (``COSTS``) has sizes 1-4 with replay 10/12/14/16 µs, eager
 20/22/24/26 µs, capture 1/1/2/2 s and 5/6/7/8 MiB; the histogram (``HIST``) has two steps at
@@ -27,7 +27,6 @@ from graphlab.planner import (
     Histogram,
     PlannerError,
     best_plan,
-    command,
     decode_histogram,
     evaluate,
     fit_to_table,
@@ -37,9 +36,10 @@ from graphlab.planner import (
     preset_sizes,
     read_requests,
 )
+from graphlab.cli import plan
 from graphlab.planner.measure import parse_sizes
 
-AZURE = Path(command.__file__).parent / "data" / "azure_llm_conv_2023_first10min.csv"
+AZURE = Path(read_requests.__code__.co_filename).parent / "data" / "azure_llm_conv_2023_first10min.csv"
 
 COSTS = {
     "sizes": [1, 2, 3, 4],
@@ -426,7 +426,7 @@ def test_search_too_large_is_refused_not_guessed(monkeypatch):
 
 def parse(*argv):
     parser = argparse.ArgumentParser(prog="graphlab plan")
-    command.add_arguments(parser)
+    plan.add_arguments(parser)
     return parser.parse_args(list(argv))
 
 
@@ -442,7 +442,7 @@ def test_command_json(files, capsys):
     hist, costs = files
     args = parse("--hist", str(hist), "--costs", str(costs), "--max-graphs", "2", "--memory-mib",
                  "13", "--compare", "tgi,pow2", "--separate-pools", "--json")  # fmt: skip
-    assert command.run(args) == 0
+    assert plan.run(args) == 0
     out = json.loads(capsys.readouterr().out)
     assert out["sizes"] == [1, 4] and out["graphs"] == 2
     # batch 3 runs in graph 4: 1 padded row of 2*1 + 4 + 4 computed.
@@ -463,7 +463,7 @@ def test_command_json(files, capsys):
 
 def test_command_report(files, capsys):
     hist, costs = files
-    assert command.run(parse("--hist", str(hist), "--costs", str(costs))) == 0
+    assert plan.run(parse("--hist", str(hist), "--costs", str(costs))) == 0
     out = capsys.readouterr().out
     assert "optimal" in out and "12.50 µs/step" in out and "sizes: 1, 3, 4" in out
 
@@ -479,13 +479,13 @@ def test_command_report(files, capsys):
 def test_command_bad_arguments(files, argv, needle):
     hist, costs = files
     with pytest.raises(PlannerError) as caught:
-        command.run(parse("--hist", str(hist), "--costs", str(costs), *argv))
+        plan.run(parse("--hist", str(hist), "--costs", str(costs), *argv))
     assert needle in one_line(caught.value)
 
 
 def test_command_needs_costs_and_a_workload(files):
     with pytest.raises(PlannerError, match="give a cost table and a workload"):
-        command.run(parse("--hist", str(files[0])))
+        plan.run(parse("--hist", str(files[0])))
 
 
 def test_measure_without_a_gpu_is_one_clear_error(tmp_path):
@@ -495,7 +495,7 @@ def test_measure_without_a_gpu_is_one_clear_error(tmp_path):
         pytest.skip("this machine has a GPU: the cuda test below measures instead")
     out = tmp_path / "costs.json"
     with pytest.raises(NeedsGPUError) as caught:
-        command.run(parse("measure", "--model", "mlp", "--sizes", "1-4", "--out", str(out)))
+        plan.run(parse("measure", "--model", "mlp", "--sizes", "1-4", "--out", str(out)))
     assert "torch sees no CUDA device here" in one_line(caught.value)
     assert not out.exists()
 
@@ -537,7 +537,7 @@ def test_decoder_stand_in_reads_its_cache():
 def test_measure_on_the_gpu(tmp_path):
     out = tmp_path / "costs.json"
     argv = ["measure", "--model", "decoder", "--sizes", "1,2,8", "--out", str(out)]
-    assert command.run(parse(*argv, "--repeats", "2", "--iterations", "5")) == 0
+    assert plan.run(parse(*argv, "--repeats", "2", "--iterations", "5")) == 0
     table = load_costs(out)
     assert table.sizes.tolist() == [1, 2, 8]
     for name in ("replay_us", "eager_us", "capture_s"):
@@ -557,7 +557,7 @@ HAND_TRACE = """arrival_s,prompt_tokens,output_tokens
 """
 
 
-def test_trace_without_prefill(tmp_path):
+def test_requests_without_prefill(tmp_path):
     # max 2 at once, 10 ms steps. A (3 tokens) alone at step 0; B and C arrive for step 1, B
     # joins: A+B at steps 1 and 2; A and B are done, C alone at step 3; idle at step 4; D (ready
     # at step 5) alone at steps 5 and 6. The 0-token request never decodes.
@@ -566,7 +566,7 @@ def test_trace_without_prefill(tmp_path):
     assert histogram.to_dict() == {"1": 4, "2": 2}
 
 
-def test_trace_with_separate_prefill(tmp_path):
+def test_requests_with_separate_prefill(tmp_path):
     # A's prefill takes step 0, B's step 1 (C waits: two running); A+B decode at 2 and 3 (B is
     # done), C's prefill at 4, A+C decode at 5 (both done), D's prefill at 6, D at 7 and 8.
     requests = read_requests(write(tmp_path, "t.csv", HAND_TRACE))
@@ -574,7 +574,7 @@ def test_trace_with_separate_prefill(tmp_path):
     assert decode_histogram(requests, model).to_dict() == {"1": 2, "2": 3}
 
 
-def test_trace_at_twice_the_rate(tmp_path):
+def test_requests_at_twice_the_rate(tmp_path):
     # Arrivals halve: D is ready at step 3 (25 ms), with C. A at 0; A+B at 1, 2; C+D at 3; D
     # alone at 4.
     requests = read_requests(write(tmp_path, "t.csv", HAND_TRACE))
@@ -582,8 +582,8 @@ def test_trace_at_twice_the_rate(tmp_path):
     assert decode_histogram(requests, model).to_dict() == {"1": 2, "2": 3}
 
 
-def test_trace_with_date_times(tmp_path):
-    # The same trace with Azure's header and 7-digit fractions of a second.
+def test_requests_with_date_times(tmp_path):
+    # The same requests with Azure's header and 7-digit fractions of a second.
     text = (
         "TIMESTAMP,ContextTokens,GeneratedTokens\n"
         "2023-11-16 18:15:46.0000000,5,3\n2023-11-16 18:15:46.0050000,5,2\n"
@@ -607,7 +607,7 @@ def test_trace_with_date_times(tmp_path):
         ("a,b,c\n0,1,0\n", "generates a token"),
     ],
 )
-def test_bad_traces(tmp_path, text, needle):
+def test_bad_request_files(tmp_path, text, needle):
     with pytest.raises(PlannerError) as caught:
         decode_histogram(read_requests(write(tmp_path, "t.csv", text)))
     assert needle in one_line(caught.value)
@@ -635,7 +635,7 @@ def test_bundled_azure_slice():
         assert histogram.sizes.max() <= model.max_batch
 
 
-def test_command_on_the_bundled_trace(tmp_path, capsys):
+def test_command_on_the_bundled_requests(tmp_path, capsys):
     sizes = list(range(1, 65))
     costs = {
         "sizes": sizes,
@@ -645,9 +645,9 @@ def test_command_on_the_bundled_trace(tmp_path, capsys):
         "graph_mib": [10.0] * len(sizes),
     }
     path = write(tmp_path, "costs.json", json.dumps(costs))
-    args = parse("--trace", str(AZURE), "--costs", str(path), "--max-batch", "64", "--max-graphs",
+    args = parse("--requests", str(AZURE), "--costs", str(path), "--max-batch", "64", "--max-graphs",
                  "11", "--compare", "vllm", "--json")  # fmt: skip
-    assert command.run(args) == 0
+    assert plan.run(args) == 0
     out = json.loads(capsys.readouterr().out)
     assert out["workload"]["requests"] == 2867 and out["graphs"] <= 11
     # vLLM's list cut to the table is 1, 2, 4, 8..64 by 8: 11 graphs, which the optimum with
@@ -776,7 +776,7 @@ def test_a_search_too_large_is_refused_before_the_cost_table_is_read(tmp_path, c
 def test_hostile_token_counts_in_a_request_trace(tmp_path, capsys, tokens, shown):
     # A ValueError ("²", 5000 digits) or an OverflowError (19 digits) escaped before.
     trace = write(tmp_path, "requests.csv", f"arrival,prompt,output\n0,4,{tokens}\n")
-    status, err = plan_cli(capsys, "--trace", trace, "--costs", write(tmp_path, "c.json", "{}"))
+    status, err = plan_cli(capsys, "--requests", trace, "--costs", write(tmp_path, "c.json", "{}"))
     assert (status, err) == (
         2,
         f"graphlab plan: {trace} row 2: output tokens {shown} is not a whole number of tokens "
@@ -784,13 +784,13 @@ def test_hostile_token_counts_in_a_request_trace(tmp_path, capsys, tokens, shown
     )
 
 
-@pytest.mark.parametrize("flag", ["--hist", "--costs", "--trace"])
+@pytest.mark.parametrize("flag", ["--hist", "--costs", "--requests"])
 def test_inputs_that_are_not_regular_files_are_refused(tmp_path, capsys, flag):
     # A FIFO blocked the planner for ever before; "" read as a missing file with no name.
     import os
 
-    what = {"--hist": "histogram", "--costs": "cost table", "--trace": "trace"}[flag]
-    given = {"--hist": "h.json", "--costs": "c.json", "--trace": "r.csv"}
+    what = {"--hist": "histogram", "--costs": "cost table", "--requests": "requests"}[flag]
+    given = {"--hist": "h.json", "--costs": "c.json", "--requests": "r.csv"}
     fifo = tmp_path / "pipe"
     os.mkfifo(fifo)
     cases = [
@@ -802,10 +802,10 @@ def test_inputs_that_are_not_regular_files_are_refused(tmp_path, capsys, flag):
     for path, message in cases:
         argv = {name: tmp_path / file for name, file in given.items()}
         argv[flag] = path
-        if flag == "--trace":
+        if flag == "--requests":
             argv.pop("--hist")
         else:
-            argv.pop("--trace")
+            argv.pop("--requests")
             write(tmp_path, "h.json", '{"1": 1}')
         status, err = plan_cli(capsys, *itertools.chain(*argv.items()))
         assert (status, err) == (2, f"graphlab plan: {message}\n")

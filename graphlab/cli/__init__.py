@@ -80,7 +80,7 @@ COMMANDS = {
         "diagnose a smaller model or fewer --steps",
     ),
     "plan": Command(
-        "graphlab.planner.command",
+        "graphlab.cli.plan",
         "Choose the batch sizes to capture as CUDA graphs for a request mix (exact optimum).",
         "close other programs, or plan from a shorter request trace or a smaller histogram",
     ),

@@ -18,7 +18,7 @@ from .evaluate import Plan, SizeUse, evaluate
 from .inputs import CostTable, Histogram, load_costs, load_histogram
 from .optimise import Constraints, best_plan, pareto
 from .presets import PRESETS, fit_to_table, preset_sizes
-from .trace import BatchingModel, Requests, decode_histogram, read_requests
+from .requests import BatchingModel, Requests, decode_histogram, read_requests
 
 __all__ = [
     "PRESETS",

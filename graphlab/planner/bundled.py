@@ -18,7 +18,7 @@ from pathlib import Path
 from graphlab.support.printable import printable
 
 from .inputs import CostTable, load_costs
-from .trace import Requests, read_requests
+from .requests import Requests, read_requests
 
 __all__ = ["COSTS_NAME", "TRACE_PATH", "RecordedCosts", "azure_requests", "recorded_costs"]
 

@@ -2,8 +2,8 @@
 
 ``graphlab plan --hist HIST.json --costs COSTS.json`` prints the optimal plan under the
 constraints, the best plan per graph count (the Pareto list) and, with ``--compare``, the same
-figures for serving stacks' default lists. ``--trace requests.csv`` replaces ``--hist`` with
-the decode histogram of a continuous-batching model of the trace.
+figures for serving stacks' default lists. ``--requests requests.csv`` replaces ``--hist`` with
+the decode histogram of a continuous-batching model of those requests.
 
 The exact search grows with the candidate sizes times the graphs allowed; past
 :data:`SEARCH_LIMIT` (about 5 s) it is refused up front, with what to change, rather than left
@@ -34,7 +34,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--hist", metavar="HIST.json", help='decode steps per batch size, {"<batch size>": count}'
     )
     source.add_argument(
-        "--trace",
+        "--requests",
         metavar="REQUESTS.csv",
         help="a request trace (arrival time, prompt tokens, output tokens) turned into a "
         "histogram by a continuous-batching model",
@@ -80,14 +80,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="also price presets, comma-separated from: vllm, sglang, trtllm, tgi, pow2",
     )
     parser.add_argument("--json", action="store_true", help="print one JSON object")
-    model = parser.add_argument_group("continuous-batching model (with --trace)")
+    model = parser.add_argument_group("continuous-batching model (with --requests)")
     model.add_argument("--max-batch", type=int, default=256, help="requests decoded at once")
     model.add_argument("--step-ms", type=float, default=20.0, help="duration of one step")
     model.add_argument(
         "--rate-scale",
         type=float,
         default=1.0,
-        help="replay the trace at this multiple of its request rate",
+        help="replay the requests at this multiple of their rate",
     )
     model.add_argument(
         "--prefill",
@@ -114,7 +114,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def _whole_number(text: str) -> int:
     """An integer flag's value, at most the largest batch size the planner holds."""
-    from .inputs import LARGEST_SIZE
+    from graphlab.planner.inputs import LARGEST_SIZE
 
     try:
         value = int(text)
@@ -130,10 +130,10 @@ def run(args: argparse.Namespace) -> int:
         return _measure(args)
     from graphlab.errors import PlannerError
 
-    if args.costs is None or (args.hist is None and args.trace is None):
+    if args.costs is None or (args.hist is None and args.requests is None):
         raise PlannerError(
             "give a cost table and a workload: graphlab plan --costs COSTS.json "
-            "(--hist HIST.json | --trace REQUESTS.csv)"
+            "(--hist HIST.json | --requests REQUESTS.csv)"
         )
     result = plan_result(args)
     print(json.dumps(result, indent=2) if args.json else report(result))
@@ -144,10 +144,10 @@ def plan_result(args: argparse.Namespace) -> dict:
     """Everything ``graphlab plan --json`` prints, as a dict."""
     from graphlab.errors import PlannerError
 
-    from .evaluate import evaluate
-    from .inputs import check_in_range, load_costs, load_histogram
-    from .optimise import Constraints, best_plan, pareto
-    from .presets import PRESETS, fit_to_table, preset_sizes
+    from graphlab.planner.evaluate import evaluate
+    from graphlab.planner.inputs import check_in_range, load_costs, load_histogram
+    from graphlab.planner.optimise import Constraints, best_plan, pareto
+    from graphlab.planner.presets import PRESETS, fit_to_table, preset_sizes
 
     constraints = _from_args(Constraints, args)
     names = []
@@ -160,14 +160,14 @@ def plan_result(args: argparse.Namespace) -> dict:
                 "separated by commas"
             )
     source: dict = {}
-    if args.trace is not None:
-        from .trace import BatchingModel, decode_histogram, read_requests
+    if args.requests is not None:
+        from graphlab.planner.requests import BatchingModel, decode_histogram, read_requests
 
         model = _from_args(BatchingModel, args)
-        requests = read_requests(args.trace)
+        requests = read_requests(args.requests)
         histogram = decode_histogram(requests, model)
         source = {
-            "trace": str(args.trace),
+            "requests_file": str(args.requests),
             "requests": len(requests),
             "model": dataclasses.asdict(model),
         }
@@ -242,7 +242,7 @@ def _summary(plan) -> dict:
 def report(result: dict) -> str:
     """The human-readable form of :func:`plan_result`'s figures."""
     source = result["workload"]
-    origin = source.get("trace") or source.get("hist")
+    origin = source.get("requests_file") or source.get("hist")
     lines = [
         f"workload: {origin}: {source['steps']:,.0f} decode steps, {source['batch_sizes']} batch "
         f"sizes up to {source['largest_batch']}",
@@ -273,9 +273,9 @@ def _row(label: str, figures: dict) -> str:
 def _measure(args: argparse.Namespace) -> int:
     from graphlab.errors import PlannerError
 
-    from ..support.atomic import write_text_atomically
-    from ..timing.machine import machine_meta
-    from .measure import measure_costs, parse_sizes
+    from graphlab.support.atomic import write_text_atomically
+    from graphlab.timing.machine import machine_meta
+    from graphlab.planner.measure import measure_costs, parse_sizes
 
     for flag, value in (("--repeats", args.repeats), ("--iterations", args.iterations)):
         if value < 1:

@@ -45,9 +45,6 @@ from .inputs import Histogram, check_regular_file
 
 __all__ = ["BatchingModel", "Requests", "decode_histogram", "read_requests"]
 
-# Python 3.10's datetime.fromisoformat accepts at most 6 fractional digits; the Azure traces
-# write 7. The extra digits (below a microsecond) are cut.
-_FRACTION = re.compile(r"^(.*\.\d{1,6})\d*$")
 _TOKENS = re.compile(r"[0-9]{1,18}")
 
 
@@ -94,7 +91,7 @@ def _seconds(text: str, row: int) -> float | datetime:
     except ValueError:
         pass
     try:
-        return datetime.fromisoformat(_FRACTION.sub(r"\1", text.strip()))
+        return datetime.fromisoformat(text.strip())  # digits below a microsecond are cut
     except ValueError:
         raise PlannerError(
             f"row {row}: arrival time {text!r} is neither seconds nor a date-time: write e.g. "
@@ -114,20 +111,20 @@ def _tokens(text: str, row: int, what: str) -> int:
 
 def read_requests(path: str | os.PathLike) -> Requests:
     """The requests in the CSV trace ``path``, sorted by arrival."""
-    check_regular_file(path, "trace")
+    check_regular_file(path, "requests")
     try:
         with open(path, newline="", encoding="utf-8-sig") as handle:
             rows = list(csv.reader(handle))
     except FileNotFoundError:
-        raise PlannerError(f"trace file {path} does not exist: check the path") from None
+        raise PlannerError(f"requests file {path} does not exist: check the path") from None
     except (OSError, UnicodeDecodeError, csv.Error) as exc:
         raise PlannerError(
-            f"cannot read trace file {path} ({exc}): pass a UTF-8 CSV file"
+            f"cannot read requests file {path} ({exc}): pass a UTF-8 CSV file"
         ) from None
     body = [(n, row) for n, row in enumerate(rows[1:], start=2) if "".join(row).strip()]
     if not body:
         raise PlannerError(
-            f"trace file {path} has no requests: give a header row, then one row per request "
+            f"requests file {path} has no requests: give a header row, then one row per request "
             "(arrival time, prompt tokens, output tokens)"
         )
     arrivals, prompts, outputs = [], [], []
@@ -166,7 +163,7 @@ def decode_histogram(requests: Requests, model: BatchingModel | None = None) -> 
     model = model or BatchingModel()
     live = requests.output_tokens > 0
     if not live.any():
-        raise PlannerError("no request in the trace generates a token: nothing ever decodes")
+        raise PlannerError("no request in the file generates a token: nothing ever decodes")
     step_s = model.step_ms / 1e3
     # First step starting at or after each arrival; the small slack keeps an arrival that falls
     # on a step boundary (up to float rounding) in that step.
