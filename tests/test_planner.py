@@ -1,5 +1,6 @@
 """The capture-size planner: exact against brute force, hand-worked figures, bad input, the
-command's JSON, the continuous-batching model on a hand-checked request file, and (on a GPU) measuring.
+command's JSON, the continuous-batching model on a hand-checked request file, and (on a GPU)
+measuring.
 
 The hand-worked cost table (``COSTS``) has sizes 1-4 with replay 10/12/14/16 µs, eager
 20/22/24/26 µs, capture 1/1/2/2 s and 5/6/7/8 MiB; the histogram (``HIST``) has two steps at
@@ -19,6 +20,7 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
+from graphlab.cli import plan
 from graphlab.errors import GraphlabError, NeedsGPUError
 from graphlab.planner import (
     BatchingModel,
@@ -36,10 +38,9 @@ from graphlab.planner import (
     preset_sizes,
     read_requests,
 )
-from graphlab.cli import plan
 from graphlab.planner.measure import parse_sizes
 
-AZURE = Path(read_requests.__code__.co_filename).parent / "data" / "azure_llm_conv_2023_first10min.csv"
+AZURE = Path(plan.__file__).parents[1] / "planner" / "data" / "azure_llm_conv_2023_first10min.csv"
 
 COSTS = {
     "sizes": [1, 2, 3, 4],
@@ -645,8 +646,8 @@ def test_command_on_the_bundled_requests(tmp_path, capsys):
         "graph_mib": [10.0] * len(sizes),
     }
     path = write(tmp_path, "costs.json", json.dumps(costs))
-    args = parse("--requests", str(AZURE), "--costs", str(path), "--max-batch", "64", "--max-graphs",
-                 "11", "--compare", "vllm", "--json")  # fmt: skip
+    args = parse("--requests", str(AZURE), "--costs", str(path), "--max-batch", "64",
+                 "--max-graphs", "11", "--compare", "vllm", "--json")  # fmt: skip
     assert plan.run(args) == 0
     out = json.loads(capsys.readouterr().out)
     assert out["workload"]["requests"] == 2867 and out["graphs"] <= 11

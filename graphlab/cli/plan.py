@@ -143,7 +143,6 @@ def run(args: argparse.Namespace) -> int:
 def plan_result(args: argparse.Namespace) -> dict:
     """Everything ``graphlab plan --json`` prints, as a dict."""
     from graphlab.errors import PlannerError
-
     from graphlab.planner.evaluate import evaluate
     from graphlab.planner.inputs import check_in_range, load_costs, load_histogram
     from graphlab.planner.optimise import Constraints, best_plan, pareto
@@ -272,10 +271,9 @@ def _row(label: str, figures: dict) -> str:
 
 def _measure(args: argparse.Namespace) -> int:
     from graphlab.errors import PlannerError
-
+    from graphlab.planner.measure import measure_costs, parse_sizes
     from graphlab.support.atomic import write_text_atomically
     from graphlab.timing.machine import machine_meta
-    from graphlab.planner.measure import measure_costs, parse_sizes
 
     for flag, value in (("--repeats", args.repeats), ("--iterations", args.iterations)):
         if value < 1:
