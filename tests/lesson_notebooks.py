@@ -37,10 +37,10 @@ def write_lesson(folder: Path, name: str, title: str, exercises: list[str], note
 
 def ship_two_lessons(folder: Path, monkeypatch) -> Path:
     """Make ``folder`` hold a course of two lessons and graphlab take it for the shipped one."""
-    from graphlab.course import lessons
+    from graphlab.course import syllabus
 
     folder.mkdir()
     write_lesson(folder, "00_start_here.ipynb", "Start here", ["busy_fraction"])
     write_lesson(folder, "01_kernel_gaps.ipynb", "Kernel gaps", ["capture_chain", "per_replay"])
-    monkeypatch.setattr(lessons, "shipped_folder", lambda: folder)
+    monkeypatch.setattr(syllabus, "shipped_folder", lambda: folder)
     return folder

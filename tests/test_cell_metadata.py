@@ -1,6 +1,6 @@
 """The cell metadata ``{"graphlab": {role, exercise, revealed}}``, defined once.
 
-``graphlab/course/cell_metadata.schema.json`` is the definition: :mod:`graphlab.course.lessons`
+``graphlab/course/cell_metadata.schema.json`` is the definition: :mod:`graphlab.course.syllabus`
 counts exercises with it, the ``%%solution`` magic takes its exercise-id pattern, and the
 JupyterLab extension imports it (the build copies it next to ``solutions.ts``). These tests read
 the same file and check every shipped lesson against it.
@@ -16,7 +16,7 @@ import pytest
 from jsonschema import Draft7Validator
 
 from graphlab.cli import magics
-from graphlab.course.lessons import CELL_METADATA_SCHEMA, solution_exercise
+from graphlab.course.syllabus import CELL_METADATA_SCHEMA, solution_exercise
 
 ROOT = Path(__file__).resolve().parent.parent
 SCHEMA = json.loads(CELL_METADATA_SCHEMA.read_text(encoding="utf-8"))

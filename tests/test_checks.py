@@ -25,7 +25,7 @@ from graphlab import DEVICE, Timeline, checks, cuda
 from graphlab.backend import backend
 from graphlab.checks import _feedback, _sections
 from graphlab.checks._observe import first_replay_kernels
-from graphlab.course.lessons import lessons as course_lessons
+from graphlab.course.syllabus import lessons as course_lessons
 from graphlab.errors import CheckFailed, GraphlabError
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -13,7 +13,7 @@ import pytest
 
 from graphlab.cli import main
 from graphlab.course import progress
-from graphlab.course.lessons import lessons
+from graphlab.course.syllabus import lessons
 from graphlab.workshop import hub_progress
 from graphlab.workshop.hub_progress import HubProgressError, LearnerProgress, fetch, table_lines
 from graphlab.workshop.instructor_view import page

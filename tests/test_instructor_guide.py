@@ -8,7 +8,7 @@ import re
 from pathlib import Path
 
 from graphlab.course import peaks
-from graphlab.course.lessons import lessons
+from graphlab.course.syllabus import lessons
 
 GUIDE = Path(__file__).resolve().parent.parent / "docs" / "instructor.md"
 NOT_MEASURED = "*not measured yet*"

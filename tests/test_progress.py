@@ -19,8 +19,8 @@ from lesson_notebooks import ship_two_lessons
 
 from graphlab.cli import main
 from graphlab.course import progress
-from graphlab.course.lessons import lessons
 from graphlab.course.progress import ENV, ProgressError, load, record, report, reset, store_path
+from graphlab.course.syllabus import lessons
 from graphlab.support import backups
 
 ROOT = Path(__file__).resolve().parent.parent

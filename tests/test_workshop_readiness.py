@@ -127,7 +127,7 @@ def test_an_mps_daemon_is_seen_by_its_control_pipe(tmp_path, monkeypatch):
 
 
 def test_the_bundled_measurements_are_of_this_course_and_say_where_they_come_from():
-    from graphlab.course.lessons import lessons
+    from graphlab.course.syllabus import lessons
 
     bundled = peaks.load()
     shipped = {lesson.id for lesson in lessons()}

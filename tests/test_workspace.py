@@ -21,7 +21,7 @@ from lesson_notebooks import ship_two_lessons, write_lesson
 
 from graphlab.cli import lab, main
 from graphlab.course import workspace
-from graphlab.course.lessons import Lesson, lessons, read_lesson, shipped_folder
+from graphlab.course.syllabus import Lesson, lessons, read_lesson, shipped_folder
 from graphlab.course.workspace import WorkspaceError, ensure, reset_lesson, sync
 from graphlab.errors import GraphlabError
 from graphlab.support import backups
@@ -255,8 +255,8 @@ def test_a_plain_wheel_install_carries_the_lessons(tmp_path):
         packed = (tmp_path / "site" / "graphlab" / "lessons" / name).read_bytes()
         assert packed == (ROOT / "notebooks" / name).read_bytes()
     script = (
-        "from graphlab.course import lessons, workspace\n"
-        "print(lessons.shipped_folder())\n"
+        "from graphlab.course import syllabus, workspace\n"
+        "print(syllabus.shipped_folder())\n"
         "print(*sorted(p.name for p in workspace.ensure('ws').glob('*.ipynb')))\n"
     )
     env = {**os.environ, "PYTHONPATH": str(tmp_path / "site")}
@@ -282,9 +282,9 @@ def test_a_plain_wheel_install_carries_the_lessons(tmp_path):
 KILLED_RESET = """
 import os, sys
 from pathlib import Path
-from graphlab.course import lessons, workspace
+from graphlab.course import syllabus, workspace
 from graphlab.support import atomic
-lessons.shipped_folder = lambda: Path(sys.argv[1])
+syllabus.shipped_folder = lambda: Path(sys.argv[1])
 if sys.argv[4] == "nolinks":
     def no_links(*args, **kwargs):
         raise OSError(1, "Operation not permitted")

@@ -33,7 +33,7 @@ from IPython.core.error import UsageError
 from IPython.core.magic import Magics, cell_magic, line_magic, magics_class
 
 from graphlab.course import progress
-from graphlab.course.lessons import CELL_METADATA_SCHEMA
+from graphlab.course.syllabus import CELL_METADATA_SCHEMA
 from graphlab.errors import GraphlabError, NeedsGPUError
 
 __all__ = ["RUN_SOLUTIONS", "GraphlabMagics", "load_ipython_extension"]

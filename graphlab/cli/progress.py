@@ -32,7 +32,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from graphlab.course import progress
-    from graphlab.course.lessons import lessons
+    from graphlab.course.syllabus import lessons
 
     if args.hub:
         from graphlab.workshop.hub_progress import print_hub_table

@@ -51,7 +51,7 @@ from graphlab.support.atomic import atomic_writer
 from graphlab.support.backups import unused_name
 from graphlab.support.json_text import parse_json
 
-from .lessons import Lesson
+from .syllabus import Lesson
 
 __all__ = [
     "ENV",

@@ -34,9 +34,9 @@ from graphlab.support import nvidia_smi
 from graphlab.support.memory_cap import ENV as CAP_ENV
 from graphlab.support.memory_cap import GB, MemoryCapError, cap_from_env
 
-from .lessons import lessons
 from .peaks import NOT_MEASURED, Peaks, PeaksError
 from .peaks import load as load_peaks
+from .syllabus import lessons
 
 __all__ = [
     "MIN_DRIVER",

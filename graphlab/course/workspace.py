@@ -38,7 +38,7 @@ from graphlab.support.backups import newest_kept, unused_name
 from graphlab.support.json_text import parse_json
 from graphlab.support.printable import printable
 
-from .lessons import Lesson, lessons
+from .syllabus import Lesson, lessons
 
 __all__ = ["LessonReset", "Sync", "WorkspaceError", "ensure", "lessons", "reset_lesson", "sync"]
 

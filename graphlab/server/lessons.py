@@ -3,7 +3,7 @@
 The lessons are the ``NN_topic.ipynb`` notebooks at the top of the course folder: the server's
 root (a learner workspace made by ``graphlab lab``) or, when the root holds none, its
 ``notebooks/`` folder (a repository checkout, as on Binder). What a lesson holds is
-:func:`graphlab.course.lessons.read_lesson`'s reading; the counts are
+:func:`graphlab.course.syllabus.read_lesson`'s reading; the counts are
 :func:`graphlab.course.progress.report`'s, the same as ``graphlab progress`` prints.
 
 The sidebar asks again after every executed cell and every 30 seconds, and a lesson with stored
@@ -20,8 +20,8 @@ from concurrent.futures import Future
 from pathlib import Path
 from typing import Any
 
-from graphlab.course.lessons import LESSON_NAME, Lesson, read_lesson
 from graphlab.course.progress import report
+from graphlab.course.syllabus import LESSON_NAME, Lesson, read_lesson
 from graphlab.errors import GraphlabError
 
 __all__ = ["LessonCache", "course_folder", "lessons_reply"]

@@ -23,7 +23,7 @@ from urllib.error import HTTPError, URLError
 from urllib.parse import quote
 from urllib.request import Request, urlopen
 
-from graphlab.course.lessons import Lesson
+from graphlab.course.syllabus import Lesson
 from graphlab.errors import GraphlabError
 
 __all__ = [

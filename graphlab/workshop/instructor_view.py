@@ -22,7 +22,7 @@ from datetime import UTC, datetime
 from tornado.ioloop import IOLoop
 from tornado.web import Application, RequestHandler, authenticated
 
-from graphlab.course.lessons import Lesson, lessons
+from graphlab.course.syllabus import Lesson, lessons
 from graphlab.workshop.hub_progress import HubProgressError, LearnerProgress, fetch, when
 
 __all__ = ["REFRESH_S", "main", "page"]
