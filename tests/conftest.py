@@ -1,6 +1,16 @@
-"""Shared pytest configuration: GPU-only tests carry ``@pytest.mark.cuda`` and are skipped, with the
-reason, on machines where torch sees no CUDA device; the exercise checkers record their results in
-a list (the ``progress_log`` fixture) instead of the learner's progress."""
+"""Shared pytest configuration.
+
+- GPU-only tests carry ``@pytest.mark.cuda`` and are skipped, with the reason, on machines where
+  torch sees no CUDA device.
+- The exercise checkers record their results in a list (the ``progress_log`` fixture) instead of
+  the learner's progress.
+- ``slow`` marks what takes seconds to minutes a test: every notebook run by nbval, the tests that
+  drive a real JupyterLab, JupyterHub or chromium, and those that wait out a time limit or start
+  a fresh Python per case. ``pytest -m "not slow"`` runs the rest, the quick check while editing.
+- pytest-xdist (``-n auto --dist loadfile`` in pyproject.toml) hands each file to a free worker
+  in the order collected here: the files with slow tests come first, so that no long file is left
+  to run alone at the end.
+"""
 
 from __future__ import annotations
 
@@ -9,8 +19,33 @@ import types
 import pytest
 import torch
 
+# Slow tests in files that carry no marker of their own: the whole file (each of its tests starts
+# a fresh Python) or one test (two processes, one of which waits out a time limit).
+SLOW = (
+    "tests/test_isolate.py::",
+    "tests/test_checks_nccl.py::test_a_replay_the_other_rank_never_makes_hangs_until_the_time_limit",
+    "tests/test_checks_nccl.py::test_matching_replays_on_two_gloo_ranks_finish",
+)
 
+
+def _is_slow(item: pytest.Item) -> bool:
+    return (
+        item.path.suffix == ".ipynb"  # a notebook's cell, run by nbval
+        or any(item.get_closest_marker(mark) for mark in ("browser", "hub", "slow"))
+        or item.nodeid.startswith(SLOW)
+    )
+
+
+@pytest.hookimpl(tryfirst=True)  # before -m reads the marks
 def pytest_collection_modifyitems(config, items):
+    slow_files = set()
+    for item in items:
+        if _is_slow(item):
+            item.add_marker(pytest.mark.slow)
+            slow_files.add(item.path)
+    # Stable: a file's tests, and a notebook's cells, keep their order.
+    items.sort(key=lambda item: item.path not in slow_files)
+
     if torch.cuda.is_available():
         return
     skip = pytest.mark.skip(reason="needs a CUDA GPU; this machine has none (runs on the H200)")

@@ -312,6 +312,7 @@ def everything_in(folder: Path) -> dict[str, bytes]:
     return {p.name: p.read_bytes() for p in folder.iterdir() if p.is_file()}
 
 
+@pytest.mark.slow  # a fresh Python per change the reset makes
 @pytest.mark.parametrize("links", ["links", "nolinks"])
 def test_a_reset_killed_at_any_step_never_loses_the_lesson(shipped, tmp_path, links):
     template = ensure(tmp_path / "template")
