@@ -4,9 +4,10 @@
   torch sees no CUDA device.
 - The exercise checkers record their results in a list (the ``progress_log`` fixture) instead of
   the learner's progress.
-- ``slow`` marks what takes seconds to minutes a test: every notebook run by nbval, the tests that
-  drive a real JupyterLab, JupyterHub or chromium, and those that wait out a time limit or start
-  a fresh Python per case. ``pytest -m "not slow"`` runs the rest, the quick check while editing.
+- ``slow`` marks the tests that take seconds to minutes each: every notebook run by nbval, the
+  tests that drive a real JupyterLab, JupyterHub or chromium, and those that wait out a time limit
+  or start a fresh Python per case. ``pytest -m "not slow"`` runs the rest, the quick check while
+  editing.
 - pytest-xdist (``-n auto --dist loadfile`` in pyproject.toml) hands each file to a free worker
   in the order collected here: the files with slow tests come first, so that no long file is left
   to run alone at the end. ``auto`` is one worker more than the CPUs: many slow tests wait (for a
