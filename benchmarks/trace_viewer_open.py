@@ -1,23 +1,27 @@
-"""How long "Open With → CUDA graph timeline" takes for a million-event trace (target: < 5 s).
+"""How long "Open With → CUDA graph timeline" takes: a small trace and a million events.
+
+Targets: the first open of a small trace under 1 s, of a million events under 3 s, each in a
+fresh JupyterLab (nothing cached, plotly.js not yet loaded in the page).
 
 Run::
 
-    python benchmarks/trace_viewer_open.py [--events 1000000] [--no-browser]
+    python benchmarks/trace_viewer_open.py [--events 200,1000000] [--no-browser]
 
-It writes a Kineto-shaped trace of ``--events`` events to a temporary folder (half
+For each size in ``--events`` it writes a Kineto-shaped trace to a temporary folder (half
 ``cudaLaunchKernel`` calls, half the kernels they launch, 7 µs apart, a synthetic pattern with
-times written as Kineto writes them), then prints:
+times written as Kineto writes them; 200 events make about 53 kB), then prints:
 
 - the server's work in this process: reading the file (graphlab.Timeline.from_chrome_trace,
   the column-wise reader), the gap analysis and the level-of-detail figure, and for comparison
   the time the per-event reader takes on the same trace already parsed into a dict;
 - with a browser (the default): JupyterLab and Debian's chromium as the browser tests start
   them, the viewer's own "opened in" figure (from the tab's creation to the figure drawn), the
-  time from the open command to the drawn figure for a fresh server (nothing cached), the
-  server's own log line, and the CPU time the Jupyter server spent meanwhile.
+  time from the open command to the drawn figure for a fresh server, the server's own log line,
+  and the CPU time the Jupyter server spent meanwhile.
 
-Also the machine's load average: on a shared machine other work stretches every wall-clock
-figure here, while the CPU times stay what the work costs.
+Last, one line per size with the open time beside its target. Also the machine's load average:
+on a shared machine other work stretches every wall-clock figure here, while the CPU times stay
+what the work costs.
 """
 
 from __future__ import annotations
@@ -74,6 +78,25 @@ def server_side(path: Path) -> None:
     print(f"the per-event reader, on the parsed dict: {time.perf_counter() - started:.2f} s")
 
 
+# JavaScript: open ``path`` in the trace viewer and resolve to the milliseconds from the command
+# to the drawn figure, timed in the page (the driver's polling and round trips left out).
+OPEN_JS = """async (path) => {
+    const started = performance.now();
+    await window.jupyterapp.commands.execute('docmanager:open',
+        {path, factory: 'CUDA graph timeline'});
+    const view = () => document.querySelector(`.graphlab-Trace[data-graphlab-path='${path}']`);
+    return await new Promise((resolve, reject) => {
+        const check = () => {
+            const state = view()?.dataset.graphlabLoaded;
+            if (state === 'true') resolve(performance.now() - started);
+            else if (state === 'error') reject(new Error(view().innerText));
+            else requestAnimationFrame(check);
+        };
+        check();
+    });
+}"""
+
+
 def server_cpu_seconds(root: Path) -> float:
     """CPU time (user + system) used so far by the Jupyter server serving ``root``.
 
@@ -90,7 +113,8 @@ def server_cpu_seconds(root: Path) -> float:
     raise RuntimeError(f"no Jupyter server serving {root} found")
 
 
-def in_browser(path: Path, tmp: Path) -> None:
+def in_browser(path: Path, tmp: Path) -> float:
+    """Seconds from the open command to the drawn figure, in a fresh JupyterLab."""
     sys.path.insert(0, str(ROOT / "tests"))
     from test_browser_course import TOKEN, browser_page, jupyter, open_trace
 
@@ -105,30 +129,49 @@ def in_browser(path: Path, tmp: Path) -> None:
             " return b && !b.textContent.includes('finding'); }",
             timeout=300_000,
         )
+        preloaded = page.evaluate("() => typeof window.Plotly === 'object'")
         cpu = server_cpu_seconds(root)
         started = time.perf_counter()
-        view = open_trace(page, f"traces/{path.name}", "true", timeout_s=300)
-        took = time.perf_counter() - started
+        took = page.evaluate(OPEN_JS, f"traces/{path.name}") / 1000
+        harness = time.perf_counter() - started
+        view = open_trace(page, f"traces/{path.name}", "true")
         print(f"browser: {view.locator('.graphlab-Trace-status').inner_text()}")
-        print(f"browser: open command to figure drawn {took:.2f} s; the Jupyter server used "
-              f"{server_cpu_seconds(root) - cpu:.2f} s of CPU meanwhile")  # fmt: skip
+        print(f"browser: open command to figure drawn {took:.2f} s in the page ({harness:.2f} s "
+              f"with the driver's round trips), plotly.js {'already' if preloaded else 'not yet'} "
+              f"loaded; the Jupyter server used {server_cpu_seconds(root) - cpu:.2f} s of CPU "
+              "meanwhile")  # fmt: skip
         log = (tmp / "jupyter.log").read_text().splitlines()
         print("server log:", next(line for line in log if "graphlab: traces/" in line))
+    return took
+
+
+def target_s(events: int) -> float:
+    """The issue's targets: a small trace under 1 s, up to a million events under 3 s."""
+    return 1.0 if events <= 10_000 else 3.0
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--events", type=int, default=1_000_000)
+    parser.add_argument(
+        "--events", default="200,1000000", help="comma-separated trace sizes, in events"
+    )
     parser.add_argument("--no-browser", action="store_true", help="server side only")
     args = parser.parse_args()
-    with tempfile.TemporaryDirectory(prefix="graphlab-bench-") as tmp:
-        path = Path(tmp) / "big.pt.trace.json"
-        write_trace(path, args.events)
-        print(f"trace: {args.events:,} events, {path.stat().st_size / 1e6:.0f} MB; "
-              f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")  # fmt: skip
-        server_side(path)
-        if not args.no_browser:
-            in_browser(path, Path(tmp) / "lab")
+    sizes = [int(n) for n in args.events.split(",")]
+    opened = {}
+    for events in sizes:
+        with tempfile.TemporaryDirectory(prefix="graphlab-bench-") as tmp:
+            path = Path(tmp) / "big.pt.trace.json"
+            write_trace(path, events)
+            print(f"trace: {events:,} events, {path.stat().st_size / 1e3:,.0f} kB; "
+                  f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")  # fmt: skip
+            server_side(path)
+            if not args.no_browser:
+                opened[events] = in_browser(path, Path(tmp) / "lab")
+    for events, took in opened.items():
+        verdict = "met" if took < target_s(events) else "NOT met"
+        print(f"first open of {events:,} events: {took:.2f} s, target < {target_s(events):.0f} s: "
+              f"{verdict}")  # fmt: skip
 
 
 if __name__ == "__main__":

@@ -226,6 +226,7 @@ def test_every_command_is_tried_on_a_full_disk():
     assert {case.split()[0] for case in CASES} == set(COMMANDS)
 
 
+@pytest.mark.slow  # a fresh Python per command
 @pytest.mark.skipif(not Path("/dev/full").exists(), reason="needs Linux's /dev/full")
 @pytest.mark.parametrize("case", CASES)
 def test_output_to_a_full_disk_is_one_line(tmp_path, case):

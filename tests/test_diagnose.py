@@ -162,6 +162,7 @@ def cli(*args: str) -> subprocess.CompletedProcess:
     )  # fmt: skip
 
 
+@pytest.mark.slow  # a fresh Python importing torch per run
 def test_cli_json_for_a_model_that_captures_and_one_that_does_not():
     done = cli(f"{MODELS}:clean", "--json", "--steps", "3")
     assert done.returncode == 0, done.stderr
@@ -176,6 +177,7 @@ def test_cli_json_for_a_model_that_captures_and_one_that_does_not():
     ]
 
 
+@pytest.mark.slow  # a fresh Python importing torch per case
 @pytest.mark.parametrize(
     ("target", "message"),
     [

@@ -220,6 +220,7 @@ def _status(url: str) -> int:
         return exc.code
 
 
+@pytest.mark.slow  # starts a real JupyterLab
 @pytest.mark.skipif(not Path("/proc/net/tcp").exists(), reason="reads Linux's socket table")
 def test_lab_server_listens_on_localhost_and_wants_its_token(tmp_path):
     from graphlab.cli import lab

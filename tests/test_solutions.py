@@ -109,6 +109,7 @@ def nbval(folder: Path, notebook: Path) -> subprocess.CompletedProcess:
     )
 
 
+@pytest.mark.slow  # runs nbval in a fresh pytest
 def test_nbval_kernels_run_the_solutions_and_nothing_else_sees_the_variable(tmp_path):
     lessons = tmp_path / "lessons"
     lessons.mkdir()

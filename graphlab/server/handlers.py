@@ -207,15 +207,17 @@ ROUTES = (
 )
 
 
+def _warm_up_trace_viewer() -> None:
+    importlib.import_module(f"{__package__}.trace_report").warm_up()
+
+
 def setup_handlers(web_app, root_dir: str) -> None:
     """Add the routes under ``<base_url>graphlab/`` to the server's tornado application."""
     web_app.settings["graphlab_root_dir"] = str(Path(root_dir).resolve())
-    # The trace viewer's code pulls in plotly and the widgets' figure code (a second or more).
-    # The server should not start later for it, nor the first trace open slower: it is
-    # imported on a background thread now, and the handler finds it loaded.
-    threading.Thread(
-        target=importlib.import_module, args=(f"{__package__}.trace_report",), daemon=True
-    ).start()
+    # The trace viewer's code pulls in plotly and the widgets' figure code (a second or more),
+    # and plotly's first figure builds its validators. The server should not start later for
+    # them, nor the first trace open slower: a background thread does both now.
+    threading.Thread(target=_warm_up_trace_viewer, daemon=True).start()
     base = web_app.settings["base_url"]
     web_app.add_handlers(
         ".*$", [(url_path_join(base, "graphlab", route), handler) for route, handler in ROUTES]

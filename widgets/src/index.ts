@@ -27,7 +27,7 @@ import { PristineOnOpen } from './pristine';
 import { CourseSidebar, CourseStatus, SIDEBAR_ID, courseIcon } from './sidebar';
 import { SolutionBars, nextHiddenSolution, toggleSolution } from './solutions';
 import { addTour, launchTour } from './tour';
-import { FACTORY, MODEL, TraceModelFactory, TraceViewFactory } from './traceviewer';
+import { FACTORY, MODEL, TraceModelFactory, TraceViewFactory, preloadPlotly } from './traceviewer';
 
 const CATEGORY = 'CUDA Graphs course';
 
@@ -277,6 +277,8 @@ const traceViewer: JupyterFrontEndPlugin<void> = {
       }
     });
     palette?.addItem({ command: CommandIDs.openTrace, category: CATEGORY });
+    // After the layout is restored, so that it never delays the page itself.
+    void app.restored.then(preloadPlotly);
   }
 };
 
