@@ -18,8 +18,8 @@ from pathlib import Path
 
 import pytest
 
-from graphlab.cli.magics import RUN_SOLUTIONS
 from graphlab.course.progress import ENV as PROGRESS
+from graphlab.course.solutions import RUN_SOLUTIONS
 
 # One scratch progress file for the whole run, in a fresh temporary folder.
 SCRATCH_PROGRESS = Path(tempfile.mkdtemp(prefix="graphlab-nbval-")) / "progress.json"

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from jsonschema import Draft7Validator
 
-from graphlab.cli import magics
+from graphlab.course import solutions
 from graphlab.course.syllabus import CELL_METADATA_SCHEMA, solution_exercise
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -65,7 +65,7 @@ def test_only_metadata_that_follows_the_schema_makes_an_exercise(meta, exercise)
 
 
 def test_the_magic_and_the_extension_read_the_same_schema():
-    assert magics._EXERCISE_ID.pattern == SCHEMA["properties"]["exercise"]["pattern"]
+    assert solutions.EXERCISE_ID.pattern == SCHEMA["properties"]["exercise"]["pattern"]
     source = (ROOT / "widgets" / "src" / "solutions.ts").read_text(encoding="utf-8")
     assert "import schema from './cell_metadata.schema.json';" in source
     assert re.search(r"schema\.properties\.role\.enum\[0\]", source)

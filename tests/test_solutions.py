@@ -15,8 +15,8 @@ from IPython.core.error import UsageError
 from lesson_notebooks import solution_cell
 from nbformat.v4 import new_code_cell, new_notebook
 
-from graphlab.cli.magics import RUN_SOLUTIONS
 from graphlab.course import progress
+from graphlab.course.solutions import RUN_SOLUTIONS
 
 ROOT = Path(__file__).resolve().parent.parent
 HIDDEN = (

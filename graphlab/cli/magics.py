@@ -13,41 +13,24 @@ Three magics:
 - ``%%graphlab_diagnose`` runs the cell, whose last expression is a call of the step with its
   example inputs (``model(x)``, ``train_step(x, y)``), and shows :func:`graphlab.diagnose`'s
   report for that call instead of making it.
-- ``%%solution ID [--revealed]`` heads an exercise's solution cell (its metadata follows
-  ``graphlab/course/cell_metadata.schema.json``). The body runs (in the
-  notebook's namespace, so it defines what the exercise asks for) only when the learner asks for
-  it: with ``--revealed``, which the course extension's "Show solution" adds, or when the
-  environment variable ``GRAPHLAB_RUN_SOLUTIONS`` is ``1`` (the notebook tests and the tools that
-  store a lesson's outputs set it). Otherwise the cell prints one line and does nothing, so Run
-  All leaves every exercise to the learner, in JupyterLab, Notebook 7, Colab or Kaggle alike.
+- ``%%solution ID [--revealed]`` heads an exercise's solution cell and runs it only when the
+  learner asks for it: the convention lives in :mod:`graphlab.course.solutions`.
 """
 
 from __future__ import annotations
 
-import json
-import os
-import re
 import shlex
 
 from IPython.core.error import UsageError
 from IPython.core.magic import Magics, cell_magic, line_magic, magics_class
 
-from graphlab.course import progress
-from graphlab.course.syllabus import CELL_METADATA_SCHEMA
+from graphlab.course.solutions import run_solution
 from graphlab.errors import GraphlabError, NeedsGPUError
 
-__all__ = ["RUN_SOLUTIONS", "GraphlabMagics", "load_ipython_extension"]
+__all__ = ["GraphlabMagics", "load_ipython_extension"]
 
-#: Environment variable that makes every ``%%solution`` cell run, revealed or not.
-RUN_SOLUTIONS = "GRAPHLAB_RUN_SOLUTIONS"
 # Commands that make no sense inside a notebook: `lab` starts a JupyterLab server of its own.
 _NOT_IN_A_NOTEBOOK = ("lab",)
-# An exercise id as the cell metadata schema defines it (graphlab/course/cell_metadata.schema.json).
-_EXERCISE_ID = re.compile(
-    json.loads(CELL_METADATA_SCHEMA.read_text(encoding="utf-8"))["properties"]["exercise"][
-        "pattern"
-    ]
-)
 
 
 @magics_class
@@ -106,30 +89,7 @@ class GraphlabMagics(Magics):
     @cell_magic
     def solution(self, line: str, cell: str) -> None:
         """Run an exercise's solution only if revealed: ``%%solution ID [--revealed]``."""
-        exercise, revealed = _solution_options(line)
-        if not (revealed or os.environ.get(RUN_SOLUTIONS) == "1"):
-            print(
-                f"Solution hidden: press Show solution (or run it with "
-                f"`%%solution {exercise} --revealed`) to use it."
-            )
-            return
-        # From now on a pass of this exercise in this kernel is a revealed one, not the learner's.
-        progress.solution_ran(exercise)
-        result = self.shell.run_cell(cell, store_history=False)
-        if not result.success:
-            # Its traceback is already shown; failing the cell too stops Run All and nbval here.
-            raise UsageError(f"the solution of exercise {exercise!r} failed (its error is above)")
-
-
-def _solution_options(line: str) -> tuple[str, bool]:
-    """``(exercise id, revealed)`` from a ``%%solution`` line."""
-    words = line.split()
-    revealed = "--revealed" in words
-    rest = [word for word in words if word != "--revealed"]
-    if len(rest) != 1 or not _EXERCISE_ID.fullmatch(rest[0]):
-        given = f"%%solution {line.strip()}".strip()
-        raise UsageError(f"{given}: a solution cell begins %%solution EXERCISE_ID [--revealed]")
-    return rest[0], revealed
+        run_solution(self.shell, line, cell)
 
 
 def _diagnosed_call(shell, cell: str) -> tuple:
