@@ -53,8 +53,8 @@ import requests  # noqa: E402  (jupyterhub brings it)
 from tornado.httpclient import HTTPRequest  # noqa: E402
 from tornado.websocket import websocket_connect  # noqa: E402
 
-from graphlab.course.readiness import closed_to_others, environment_paths  # noqa: E402
 from graphlab.course.syllabus import lessons, read_lesson, shipped_folder  # noqa: E402
+from graphlab.workshop.readiness import closed_to_others, environment_paths  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 DEPLOY = ROOT / "deploy"

@@ -1,14 +1,14 @@
 """docs/instructor.md: the agenda adds up to three hours, every lesson is in it or in the table of
 further lessons, and their run times and memory figures are the measured ones in
-graphlab/course/peaks.json (a slot stays "not measured yet" until they are)."""
+graphlab/workshop/peaks.json (a slot stays "not measured yet" until they are)."""
 
 from __future__ import annotations
 
 import re
 from pathlib import Path
 
-from graphlab.course import peaks
 from graphlab.course.syllabus import lessons
+from graphlab.workshop import peaks
 
 GUIDE = Path(__file__).resolve().parent.parent / "docs" / "instructor.md"
 NOT_MEASURED = "*not measured yet*"

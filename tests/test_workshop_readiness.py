@@ -16,10 +16,10 @@ import pytest
 
 import graphlab.support.nvidia_smi
 from graphlab.cli import doctor, main
-from graphlab.course import peaks, readiness
-from graphlab.course.peaks import LessonPeak, Peaks, PeaksError, Section
-from graphlab.course.readiness import Facts, TorchView, assess
 from graphlab.support.nvidia_smi import Gpu, Inventory, MigDevice, inventory
+from graphlab.workshop import peaks, readiness
+from graphlab.workshop.peaks import LessonPeak, Peaks, PeaksError, Section
+from graphlab.workshop.readiness import Facts, TorchView, assess
 
 H200_MIB = 143771
 H200_BYTES = 150_754_820_096  # 143771 MiB

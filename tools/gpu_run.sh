@@ -67,7 +67,7 @@ for step in "$@"; do
       mkdir -p "$stage/notebooks" && cp notebooks/*.ipynb "$stage/notebooks/" ;;
     nbval) run_step nbval python3 -m pytest -p no:cacheprovider -q \
       ${NBVAL_WORKERS:+-n "$NBVAL_WORKERS"} notebooks ;;
-    peaks) cp graphlab/course/peaks.json "$stage/peaks.json"
+    peaks) cp graphlab/workshop/peaks.json "$stage/peaks.json"
       run_step peaks python3 tools/measure_lessons.py --out "$stage/peaks.json" \
         --executed "$stage/executed" ;;
     nbval16) IPYTHONDIR=$(card16) run_step nbval16 python3 -m pytest -p no:cacheprovider -q notebooks ;;

@@ -1,4 +1,4 @@
-"""Measure every lesson's run time and peak memory into graphlab/course/peaks.json.
+"""Measure every lesson's run time and peak memory into graphlab/workshop/peaks.json.
 
 Run on the machine whose numbers you want: on a GPU it fills the ``gpu`` section, elsewhere the
 ``cpu`` one, and leaves the other section as it was::
@@ -11,7 +11,7 @@ Each lesson runs as a learner would run it: copied into a fresh workspace, in a 
 tests do), no GPU memory cap and a progress store of its own. The time is the wall time of the
 lesson's cells, the kernel's start excluded; the 1-minute load average before and after the run
 is kept with the times, since other work on the machine slows them. After the last cell a probe
-cell reads the kernel's peaks (see :mod:`graphlab.course.peaks` for what each number is). On a
+cell reads the kernel's peaks (see :mod:`graphlab.workshop.peaks` for what each number is). On a
 GPU, run it with the GPU otherwise idle: the context overhead is read from the device's memory
 in use.
 
@@ -39,9 +39,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from stamp_notebooks import provenance, write_stamped
 
-from graphlab.course import peaks
 from graphlab.course.workspace import lessons, sync
 from graphlab.support.atomic import write_text_atomically
+from graphlab.workshop import peaks
 
 CELL_TIMEOUT_S = 900
 

@@ -1,7 +1,7 @@
 """``graphlab doctor``: what this machine has, and what of the course will run on it.
 
 ``--workshop N`` adds the readiness check for N learners at once
-(:mod:`graphlab.course.readiness`): a verdict, its reasons, and the per-learner GPU memory cap
+(:mod:`graphlab.workshop.readiness`): a verdict, its reasons, and the per-learner GPU memory cap
 to set as ``GRAPHLAB_GPU_MEMORY_GB``. ``--json`` prints the same report as JSON, the readiness
 check under ``workshop``.
 """
@@ -47,7 +47,7 @@ def run(args: argparse.Namespace) -> int:
         raise GraphlabError(f"--workshop needs a number of learners from 1 up, not {args.workshop}")
     report, ok = machine_report(torch)
     if args.workshop is not None:
-        from graphlab.course.readiness import assess, gather
+        from graphlab.workshop.readiness import assess, gather
 
         report["workshop"] = assess(gather(), args.workshop)
         ok &= report["workshop"]["verdict"] == "ready"

@@ -2,8 +2,8 @@
 
 :func:`gather` reads the machine once: the GPUs as nvidia-smi lists them (memory, MIG slices,
 compute mode, MPS) and as torch sees them (CUDA build, architectures, driver compatibility), the
-memory cap in the environment, the measured lesson peaks (:mod:`graphlab.course.peaks`), free disk,
-host memory, ports and the JupyterLab extension. :func:`assess` turns those facts into the
+memory cap in the environment, the measured lesson peaks (:mod:`graphlab.workshop.peaks`), free
+disk, host memory, ports and the JupyterLab extension. :func:`assess` turns those facts into the
 ``workshop`` report, a pure function so every verdict can be tested with made-up machines.
 
 On a GPU machine the learners are dealt round-robin over the places a learner's kernels can run:
@@ -29,6 +29,7 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from graphlab.course.syllabus import lessons
 from graphlab.errors import GraphlabError
 from graphlab.support import nvidia_smi
 from graphlab.support.memory_cap import ENV as CAP_ENV
@@ -36,7 +37,6 @@ from graphlab.support.memory_cap import GB, MemoryCapError, cap_from_env
 
 from .peaks import NOT_MEASURED, Peaks, PeaksError
 from .peaks import load as load_peaks
-from .syllabus import lessons
 
 __all__ = [
     "MIN_DRIVER",
