@@ -42,8 +42,8 @@ from test_browser import (
 
 from graphlab import Timeline
 from graphlab.cli.lab import lab_environment
-from graphlab.cli.magics import RUN_SOLUTIONS
 from graphlab.course import progress
+from graphlab.course.solutions import RUN_SOLUTIONS
 from graphlab.widgets.figures import LOD_EVENTS
 
 pytestmark = pytest.mark.browser
