@@ -108,6 +108,7 @@ ARGUMENTS = {
     "recordings": [],
     "gaps": ["trace.json"],
     "simulate": ["--kernels", "10", "--kernel-us", "1"],
+    "calibrate": [],
     "progress": [],
     "plan": [],
     "diagnose": ["model.py:make"],
@@ -122,8 +123,10 @@ OUT_OF_MEMORY = {
     "gaps": "close other programs, or profile fewer steps (torch.profiler.schedule with "
     "active=1..3)",
     "simulate": "simulate fewer kernels (--kernels)",
+    "calibrate": "close other programs, or calibrate from a folder with fewer recordings "
+    "(--recordings)",
     "progress": "close other programs and run it again",
-    "plan": "close other programs, or plan from a shorter request trace or a smaller histogram",
+    "plan": "close other programs, or plan from a shorter requests file or a smaller histogram",
     "diagnose": "diagnose a smaller model or fewer --steps",
 }
 
@@ -204,6 +207,7 @@ def full_disk_cases(tmp_path: Path) -> dict[str, tuple[str, list[str]]]:
         "plan --json": ("", ["plan", "--hist", str(hist), "--costs", str(costs), "--json"]),
         "simulate": ("", ["simulate", "--kernels", "10", "--kernel-us", "1"]),
         "simulate --json": ("", ["simulate", "--kernels", "10", "--kernel-us", "1", "--json"]),
+        "calibrate": ("", ["calibrate"]),
         "progress": ("", ["progress"]),
         "doctor": ("", ["doctor"]),
         "recordings": ("", ["recordings"]),

@@ -12,19 +12,14 @@ import json
 
 import pytest
 
+from graphlab.cli import main as graphlab_main
 from graphlab.errors import SimulatorError
 from graphlab.simulator import SimParams, calibrated, chain, eager, graph, simulate, what_if
 from graphlab.simulator import params as simulator_params
-from graphlab.simulator.calibration import (
-    calibrate,
-    check,
-    end_to_end_replay_us,
-    fit,
-    format_table,
-    main,
-    observe,
-    timed_loop_us,
-)
+from graphlab.simulator.calibration import calibrate, fit
+from graphlab.simulator.calibration_check import check, format_table
+from graphlab.simulator.observations import observe
+from graphlab.simulator.timed_loops import end_to_end_replay_us, timed_loop_us
 from graphlab.timing.recordings import list_recordings, recording
 from graphlab.timing.results import Comparison
 
@@ -154,7 +149,9 @@ def test_check_reports_the_relative_error_of_other_parameters(folder):
 
 def test_write_and_load_the_calibrated_file(folder, tmp_path, capsys):
     out = tmp_path / "out" / "calibrated.json"
-    assert main(["--recordings", str(folder), "--write", "--out", str(out)]) == 0
+    assert (
+        graphlab_main(["calibrate", "--recordings", str(folder), "--write", "--out", str(out)]) == 0
+    )
     printed = capsys.readouterr().out
     assert "| chain_2_d1 | 2 | 4,096 |" in printed and f"wrote {out}" in printed
     loaded = calibrated(out)
@@ -166,8 +163,8 @@ def test_write_and_load_the_calibrated_file(folder, tmp_path, capsys):
 def test_no_recordings_is_a_clear_error(tmp_path, capsys):
     with pytest.raises(SimulatorError, match="no chain recordings"):
         fit([])
-    assert main(["--recordings", str(tmp_path)]) == 2
-    assert "no chain recordings" in capsys.readouterr().err
+    assert graphlab_main(["calibrate", "--recordings", str(tmp_path)]) == 2
+    assert capsys.readouterr().err.startswith("graphlab calibrate: no chain recordings")
 
 
 def test_all_gpu_bound_recordings_cannot_give_a_host_cost(tmp_path):
@@ -181,7 +178,7 @@ def test_extraction_on_a_real_h200_trace():
     from pathlib import Path
 
     from graphlab import Timeline
-    from graphlab.simulator.calibration import idle_launch_latencies, node_gaps, sync_costs
+    from graphlab.simulator.observations import idle_launch_latencies, node_gaps, sync_costs
 
     t = Timeline.from_chrome_trace(
         Path(__file__).parent / "traces" / "h200_eager8_then_replay8.json"

@@ -68,6 +68,12 @@ COMMANDS = {
         "Simulate N kernels eager vs one graph replay: totals, idle time, break-even.",
         "simulate fewer kernels (--kernels)",
     ),
+    "calibrate": Command(
+        "graphlab.cli.calibrate",
+        "Fit the simulator to chain recordings (bundled or --recordings DIR) and print the check; "
+        "--write stores the fit.",
+        "close other programs, or calibrate from a folder with fewer recordings (--recordings)",
+    ),
     "progress": Command(
         "graphlab.cli.progress",
         "Show your progress through the course's exercises (--reset forgets it).",
@@ -82,7 +88,7 @@ COMMANDS = {
     "plan": Command(
         "graphlab.cli.plan",
         "Choose the batch sizes to capture as CUDA graphs for a request mix (exact optimum).",
-        "close other programs, or plan from a shorter request trace or a smaller histogram",
+        "close other programs, or plan from a shorter requests file or a smaller histogram",
     ),
 }
 

@@ -47,17 +47,17 @@ The check (:func:`check`) simulates every recording's timed loops with the fitte
 through the simulator itself rather than the formulas above, and reports measured vs simulated
 per-iteration times (eager, replay, and the end-to-end replay loop) and the relative errors.
 
-Run ``python -m graphlab.simulator.calibration`` to print the fit and the table from the bundled
-recordings; add ``--write`` to store the parameters in ``calibrated_h200.json``.
+The observations come from :mod:`.observations`, the simulated loops from :mod:`.timed_loops`,
+the check from :mod:`.calibration_check`. ``graphlab calibrate`` prints the fit and the table from
+the bundled recordings (or ``--recordings DIR``); ``--write`` stores the parameters in
+``calibrated_h200.json``.
 """
 
 from __future__ import annotations
 
-import argparse
 import json
-import sys
 from collections.abc import Iterable, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -66,169 +66,17 @@ import numpy as np
 from graphlab.errors import SimulatorError
 from graphlab.support.atomic import write_text_atomically
 
-from .model import schedule
-from .params import CALIBRATED_PATH, SimParams
-from .programs import chain, eager, graph
+from .calibration_check import CheckRow, check
+from .observations import ChainObservation, observe
+from .params import SimParams
+from .timed_loops import end_to_end_replay_us, timed_loop_us
 
-__all__ = [
-    "HOST_BOUND_MARGIN",
-    "SCHEMA",
-    "ChainObservation",
-    "CheckRow",
-    "Fit",
-    "calibrate",
-    "check",
-    "end_to_end_replay_us",
-    "fit",
-    "format_table",
-    "idle_launch_latencies",
-    "node_gaps",
-    "observe",
-    "provenance",
-    "queued_gaps",
-    "sync_costs",
-    "timed_loop_us",
-    "write",
-]
+__all__ = ["HOST_BOUND_MARGIN", "SCHEMA", "Fit", "calibrate", "fit", "provenance", "write"]
 
 SCHEMA = "graphlab.simulator.calibration/1"
 
 # How far an eager loop's measured time must exceed its GPU work to count as host-bound.
 HOST_BOUND_MARGIN = 1.1
-
-
-@dataclass(frozen=True)
-class ChainObservation:
-    """What one chain recording says, reduced to what the fit and the check need.
-
-    Timings in µs; samples from the profiled timelines in ns.
-    """
-
-    name: str
-    kernels: int
-    numel: int
-    iterations: int
-    eager_us: float
-    replay_us: float
-    replay_end_to_end_us: float
-    capture_us: float
-    kernel_us: float
-    node_gaps_ns: np.ndarray
-    queued_gaps_ns: np.ndarray
-    launch_latencies_ns: np.ndarray
-    sync_costs_ns: np.ndarray
-    meta: dict
-
-
-def _kernels(t):
-    k = t.kind == "kernel"
-    return t.start_ns[k], t.end_ns[k], t.correlation[k], t.stream[k]
-
-
-def node_gaps(t) -> np.ndarray:
-    """Kernel end to next kernel start (ns), within one replay (same correlation) and stream."""
-    start, end, corr, stream = _kernels(t)
-    order = np.lexsort((start, stream, corr))
-    start, end, corr, stream = start[order], end[order], corr[order], stream[order]
-    same = (corr[1:] == corr[:-1]) & (stream[1:] == stream[:-1]) & (corr[1:] >= 0)
-    return (start[1:] - end[:-1])[same]
-
-
-def _eager_kernels(t):
-    """Eager kernels in start order with, for each, its launch call's end (-1 if not found),
-    and whether it found its stream idle (its launch ended after the previous kernel ended)."""
-    start, end, corr, stream = _kernels(t)
-    order = np.lexsort((start, stream))
-    start, end, corr, stream = start[order], end[order], corr[order], stream[order]
-    launch = (t.kind == "launch") & (t.correlation >= 0)
-    ends = dict(zip(t.correlation[launch].tolist(), t.end_ns[launch].tolist(), strict=True))
-    launch_end = np.array([ends.get(c, -1) for c in corr.tolist()], dtype=np.int64)
-    first_on_stream = np.r_[True, stream[1:] != stream[:-1]]
-    previous_end = np.r_[np.iinfo(np.int64).min, end[:-1]]
-    idle = first_on_stream | (launch_end >= previous_end)
-    return start, previous_end, launch_end, idle & (launch_end >= 0), ~idle & ~first_on_stream
-
-
-def idle_launch_latencies(t) -> np.ndarray:
-    """Launch-call end to kernel start (ns), for eager kernels that found their stream idle."""
-    start, _, launch_end, idle, _ = _eager_kernels(t)
-    return (start - launch_end)[idle]
-
-
-def queued_gaps(t) -> np.ndarray:
-    """Previous kernel's end to kernel start (ns), for eager kernels that were already queued."""
-    start, previous_end, _, _, queued = _eager_kernels(t)
-    return (start - previous_end)[queued]
-
-
-def sync_costs(t) -> np.ndarray:
-    """What each synchronize call cost beyond waiting (ns): from the later of its start and the
-    end of the GPU work before it, to its return."""
-    _, end, _, _ = _kernels(t)
-    sync = t.kind == "sync"
-    costs = []
-    for s_start, s_end in zip(t.start_ns[sync].tolist(), t.end_ns[sync].tolist(), strict=True):
-        before = end[end <= s_end]
-        gpu_done = int(before.max()) if len(before) else s_start
-        costs.append(s_end - max(s_start, gpu_done))
-    return np.asarray(costs, dtype=np.int64)
-
-
-def observe(recording) -> ChainObservation:
-    """Reduce a chain :class:`graphlab.timing.recordings.Recording` to what the fit uses."""
-    if recording.experiment.get("kind") != "chain":
-        raise SimulatorError(f"recording {recording.name!r} is not a chain recording")
-    eager_t, graph_t = recording.timeline("eager"), recording.timeline("graph")
-    timings = recording.timings
-    return ChainObservation(
-        name=recording.name,
-        kernels=int(recording.experiment["kernels"]),
-        numel=int(recording.experiment["numel"]),
-        iterations=int(timings["iterations"]),
-        eager_us=float(timings["eager_us"]),
-        replay_us=float(timings["replay_us"]),
-        replay_end_to_end_us=float(timings["replay_end_to_end_us"]),
-        capture_us=float(timings["capture_us"]),
-        kernel_us=float(np.median(eager_t.dur_ns[eager_t.kind == "kernel"])) / 1000,
-        node_gaps_ns=node_gaps(graph_t),
-        queued_gaps_ns=queued_gaps(eager_t),
-        launch_latencies_ns=idle_launch_latencies(eager_t),
-        sync_costs_ns=np.r_[sync_costs(eager_t), sync_costs(graph_t)],
-        meta=dict(recording.meta),
-    )
-
-
-def timed_loop_us(mode: str, kernels: int, kernel_us: float, params: SimParams, iterations: int):
-    """Simulated GPU time per iteration of ``iterations`` back-to-back calls, event-timed.
-
-    Mirrors how ``graphlab.compare`` times a loop: from an idle GPU, a start event, the loop, an
-    end event. The start event reaches the GPU one launch latency after the host starts the loop;
-    the end event passes once the loop's last kernel has finished.
-    """
-    step = chain(kernels, kernel_us)
-    if mode == "eager":
-        program = eager(step, params, iterations=iterations)
-    else:
-        program = graph(step, params, replays=iterations)
-    s = schedule(program)
-    return (int(s.item_end_ns.max()) - program.launch_latency_ns) / 1000 / iterations
-
-
-def end_to_end_replay_us(kernels: int, kernel_us: float, params: SimParams, iterations: int):
-    """Simulated host-clock time per iteration of the end-to-end replay loop.
-
-    Mirrors ``graphlab.compare``'s end-to-end replay: from an idle GPU, each iteration copies a
-    new input into the static buffer, replays and clones the output (the copies are kernels as
-    long as one chain kernel: same size, one read and one write); then a synchronize.
-    """
-    program = graph(
-        chain(kernels, kernel_us),
-        params,
-        replays=iterations,
-        copy_in_us=[kernel_us],
-        copy_out_us=[kernel_us],
-    )
-    return schedule(program).end_ns / 1000 / iterations
 
 
 @dataclass(frozen=True)
@@ -417,80 +265,6 @@ def _method(hosts: dict[str, float], tightest: str) -> dict[str, str]:
     }
 
 
-@dataclass(frozen=True)
-class CheckRow:
-    """Measured vs simulated per-iteration times of one recording (µs), and relative errors."""
-
-    name: str
-    kernels: int
-    numel: int
-    eager_measured_us: float
-    eager_simulated_us: float
-    replay_measured_us: float
-    replay_simulated_us: float
-    end_to_end_measured_us: float
-    end_to_end_simulated_us: float
-
-    @property
-    def eager_error(self) -> float:
-        return self.eager_simulated_us / self.eager_measured_us - 1
-
-    @property
-    def replay_error(self) -> float:
-        return self.replay_simulated_us / self.replay_measured_us - 1
-
-    @property
-    def end_to_end_error(self) -> float:
-        return self.end_to_end_simulated_us / self.end_to_end_measured_us - 1
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            **asdict(self),
-            "eager_error": self.eager_error,
-            "replay_error": self.replay_error,
-            "end_to_end_error": self.end_to_end_error,
-        }
-
-
-def check(observations: Sequence[ChainObservation], params: SimParams) -> list[CheckRow]:
-    """Simulate every recording's timed loops with ``params``; compare with the measurements."""
-    rows = []
-    for o in observations:
-        n, d, r = o.kernels, o.kernel_us, o.iterations
-        rows.append(
-            CheckRow(
-                name=o.name,
-                kernels=n,
-                numel=o.numel,
-                eager_measured_us=o.eager_us,
-                eager_simulated_us=timed_loop_us("eager", n, d, params, r),
-                replay_measured_us=o.replay_us,
-                replay_simulated_us=timed_loop_us("graph", n, d, params, r),
-                end_to_end_measured_us=o.replay_end_to_end_us,
-                end_to_end_simulated_us=end_to_end_replay_us(n, d, params, r),
-            )
-        )
-    return rows
-
-
-def format_table(rows: Sequence[CheckRow]) -> str:
-    """The check as a Markdown table: per recording, measured vs simulated, and the error."""
-    lines = [
-        "| recording | N | elements | eager measured µs | simulated | error "
-        "| replay measured µs | simulated | error | e2e replay measured µs | simulated | error |",
-        "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
-    ]
-    for r in rows:
-        lines.append(
-            f"| {r.name} | {r.kernels} | {r.numel:,} "
-            f"| {r.eager_measured_us:,.1f} | {r.eager_simulated_us:,.1f} | {r.eager_error:+.1%} "
-            f"| {r.replay_measured_us:,.1f} | {r.replay_simulated_us:,.1f} "
-            f"| {r.replay_error:+.1%} | {r.end_to_end_measured_us:,.1f} "
-            f"| {r.end_to_end_simulated_us:,.1f} | {r.end_to_end_error:+.1%} |"
-        )
-    return "\n".join(lines)
-
-
 def provenance(observations: Sequence[ChainObservation], result: Fit) -> dict[str, Any]:
     """Where the fitted numbers came from: recordings, their machine and dates, the method."""
 
@@ -505,7 +279,7 @@ def provenance(observations: Sequence[ChainObservation], result: Fit) -> dict[st
         "cuda": distinct("cuda"),
         "recorded": sorted({str(o.meta.get("date")) for o in observations}),
         "method": result.method,
-        "command": "python -m graphlab.simulator.calibration --write",
+        "command": "graphlab calibrate --write",
     }
 
 
@@ -525,40 +299,3 @@ def write(path: Path, result: Fit, rows: Sequence[CheckRow], prov: dict[str, Any
         "check": [r.to_dict() for r in rows],
     }
     return write_text_atomically(path, json.dumps(data, indent=2) + "\n", SimulatorError)
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    """Print the fit and the check table; with ``--write``, store the fit. Exit 2 on bad input."""
-    from graphlab.errors import GraphlabError
-    from graphlab.timing.recordings import list_recordings
-
-    parser = argparse.ArgumentParser(
-        prog="python -m graphlab.simulator.calibration",
-        description="Fit the simulator to the chain recordings and print the check table.",
-    )
-    parser.add_argument(
-        "--recordings", metavar="DIR", help="folder of recordings (default: bundled)"
-    )
-    parser.add_argument("--write", action="store_true", help="store the fit (see --out)")
-    parser.add_argument(
-        "--out", metavar="PATH", help=f"where to store it (default: {CALIBRATED_PATH})"
-    )
-    args = parser.parse_args(argv)
-    try:
-        result, rows, prov = calibrate(list_recordings(args.recordings))
-        path = write(Path(args.out or CALIBRATED_PATH), result, rows, prov) if args.write else None
-    except (GraphlabError, OSError) as exc:
-        print(f"calibration: {exc}", file=sys.stderr)
-        return 2
-    print(f"fitted to {len(rows)} chain recordings of {prov['gpu']}, recorded {prov['recorded']}")
-    for name, value in result.params.to_dict().items():
-        print(f"  {name:<22} {value:.4f}")
-    print()
-    print(format_table(rows))
-    if path is not None:
-        print(f"\nwrote {path}")
-    return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

@@ -107,7 +107,7 @@ def _read_calibration(path: Path) -> dict[str, Any]:
             f"no calibrated parameters at {path}: the simulator has not been calibrated against "
             "GPU recordings yet. Pass every parameter yourself (graphlab simulate --host-us H "
             "--launch-latency-us L --graph-launch-us G --node-gap-us X --sync-us S), or run "
-            "python -m graphlab.simulator.calibration --write once recordings exist"
+            "graphlab calibrate --write once recordings exist"
         )
     try:
         return json.loads(path.read_text(encoding="utf-8"))
