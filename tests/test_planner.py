@@ -400,7 +400,7 @@ def test_constraints_no_plan_can_meet(hist, table):
 def test_search_too_large_is_refused_not_guessed(monkeypatch):
     # A case whose Lagrangian bound leaves a gap, so the label search must run; with no room for
     # partial plans the planner refuses instead of returning an unproven plan.
-    from graphlab.planner import optimise
+    from graphlab.planner import label_search
 
     sizes = list(range(1, 9))
     costs = CostTable.from_dict(
@@ -416,7 +416,7 @@ def test_search_too_large_is_refused_not_guessed(monkeypatch):
     constraints = Constraints(3, memory_mib=7.0, shared_pool=False)
     expected = brute_force(hist, costs, constraints)
     assert best_plan(hist, costs, constraints).expected_step_us == expected.expected_step_us
-    monkeypatch.setattr(optimise, "LABEL_LIMIT", 0)
+    monkeypatch.setattr(label_search, "LABEL_LIMIT", 0)
     with pytest.raises(PlannerError) as caught:
         best_plan(hist, costs, constraints)
     assert "too many near-equal plans" in one_line(caught.value)

@@ -38,6 +38,15 @@ __all__ = ["Plan", "SizeUse", "evaluate", "plan_memory", "within"]
 BUDGET_SLACK = 1e-9
 
 
+def room(budget: float) -> float:
+    """The most a plan may use of ``budget``, slack included (see :func:`within`)."""
+    return budget + BUDGET_SLACK * max(1.0, budget if math.isfinite(budget) else 1.0)
+
+
+def fits(used, budget: float):
+    return used <= room(budget)
+
+
 def within(used: float, budget: float | None) -> bool:
     """Whether ``used`` fits ``budget`` (None: no budget)."""
     return budget is None or used <= budget + BUDGET_SLACK * max(1.0, abs(budget))
