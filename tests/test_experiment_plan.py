@@ -72,8 +72,8 @@ def test_two_lessons_at_one_position_are_refused(monkeypatch, fresh_plan):
 
 
 def test_an_experiment_of_no_lesson_gets_the_default_steps(fresh_plan):
-    from graphlab.timing.compare import profile_timelines
     from graphlab.timing.experiments.experiment import capture_workload, describe_comparison
+    from graphlab.timing.profiled import profile_timelines
 
     lesson = plan.lesson_of("made by hand")
     assert (lesson.describe, lesson.capture, lesson.profile) == (

@@ -1,4 +1,4 @@
-"""graphlab.timing.compare (compare, capture, measured cumulative totals), its results, the
+"""graphlab.timing (compare, capture, measured cumulative totals), its results, the
 break-even formula and graphlab.timing.workloads.
 
 Tests marked ``cuda`` run only on a GPU (the conftest skips them elsewhere); they check relations
@@ -17,12 +17,10 @@ import torch
 from graphlab.errors import CaptureError, GraphlabError, NeedsGPUError
 from graphlab.timing import workloads
 from graphlab.timing.break_even import break_even
-from graphlab.timing.compare import (
-    capture,
-    compare,
-    measure_cumulative_totals,
-    spread,
-)
+from graphlab.timing.captured import capture
+from graphlab.timing.clocks import spread
+from graphlab.timing.compare import compare
+from graphlab.timing.cumulative import measure_cumulative_totals
 from graphlab.timing.results import Comparison, CumulativeTotals
 
 HAS_GPU = torch.cuda.is_available()
@@ -137,10 +135,10 @@ def test_cumulative_crossing_is_none_when_the_graph_never_catches_up():
     "call, name",
     [
         (lambda w: compare(w.fn, *w.inputs), "graphlab.compare"),
-        (lambda w: capture(w.fn, *w.inputs), "graphlab.timing.compare.capture"),
+        (lambda w: capture(w.fn, *w.inputs), "graphlab.timing.captured.capture"),
         (
             lambda w: measure_cumulative_totals(w.fn, *w.inputs),
-            "graphlab.timing.compare.measure_cumulative_totals",
+            "graphlab.timing.cumulative.measure_cumulative_totals",
         ),
     ],
 )

@@ -22,7 +22,7 @@ def compiled_run(fn: Callable[..., Any], inputs: Sequence[Any], steps: int) -> d
     """Compile ``fn`` with reduce-overhead and watch ``steps`` steady calls (needs CUDA)."""
     import torch
 
-    from graphlab.timing.compare import host_time_us
+    from graphlab.timing.clocks import host_time_us
     from graphlab.timing.experiments.torch_compile import watch_cudagraphs
 
     torch._dynamo.reset()

@@ -35,7 +35,7 @@ _NAME_CHARS = 60
 
 def measured_profile(fn: Callable[..., Any], inputs: Sequence[Any], steps: int) -> dict[str, Any]:
     """Profile ``steps`` eager calls on the GPU (needs CUDA)."""
-    from graphlab.timing.compare import profiled_timeline
+    from graphlab.timing.profiled import profiled_timeline
 
     timeline = profiled_timeline(lambda i: fn(*inputs), steps)
     return profile_of(timeline, steps, source="torch.profiler, eager calls back to back")

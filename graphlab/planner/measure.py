@@ -48,7 +48,7 @@ import numpy as np
 
 from graphlab.errors import NeedsGPUError, PlannerError
 
-from ..timing.compare import event_time_us
+from ..timing.clocks import event_time_us
 from ..timing.side_stream import side_stream
 from .inputs import COST_FIELDS, CostTable
 

@@ -14,7 +14,7 @@ import pytest
 import torch
 
 from graphlab.support.torch_internals import clear_cublas_workspaces
-from graphlab.timing.compare import capture
+from graphlab.timing.captured import capture
 from graphlab.timing.side_stream import side_stream
 
 pytestmark = pytest.mark.cuda

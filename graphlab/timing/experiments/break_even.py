@@ -19,7 +19,7 @@ An experiment with ``counts`` gets its totals measured by
 from __future__ import annotations
 
 from .. import workloads
-from ..compare import BREAK_EVEN_COUNTS
+from ..cumulative import BREAK_EVEN_COUNTS
 from .experiment import Experiment, Lesson, loop_iterations, profiled_iterations
 
 __all__ = ["LESSON"]

@@ -12,7 +12,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from ..compare import Captured, capture, measure_cumulative_totals, profile_timelines
+from ..captured import Captured, capture
+from ..cumulative import measure_cumulative_totals
+from ..profiled import profile_timelines
 from ..workloads import Workload
 
 __all__ = [

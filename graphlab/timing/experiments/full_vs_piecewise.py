@@ -27,8 +27,10 @@ from typing import Any
 
 from graphlab.errors import GraphlabError, RecordingError
 
-from ..compare import host_time_us, profiled_timeline, require_gpu, spread
+from ..captured import require_gpu
+from ..clocks import host_time_us, spread
 from ..decoder import DecoderLayer, FullGraph, PiecewiseGraphs, metadata, pool_bytes
+from ..profiled import profiled_timeline
 from ..workloads import Workload
 from .experiment import Experiment, Lesson
 

@@ -44,7 +44,8 @@ from graphlab.editing import update_graph
 from graphlab.editing.cuda_graphs import kernel_node_setter
 from graphlab.errors import GraphUpdateError
 
-from ..compare import host_time_us, require_gpu
+from ..captured import require_gpu
+from ..clocks import host_time_us
 from ..recordings import RECORDINGS_DIR
 from ..side_stream import capture_on_side_stream
 from .recorder import load_own_schema, record_own_schema, writable_folder

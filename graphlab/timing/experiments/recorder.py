@@ -18,7 +18,8 @@ from typing import Any
 from graphlab.errors import GraphlabError, RecordingError
 from graphlab.support.atomic import write_text_atomically
 
-from ..compare import capture, compare, require_gpu
+from ..captured import capture, require_gpu
+from ..compare import compare
 from ..machine import machine_meta
 from ..recordings import RECORDINGS_DIR, SCHEMA, check_recording
 from .experiment import Experiment

@@ -36,7 +36,7 @@ from typing import Any
 from graphlab.support.torch_internals import compile_counters
 
 from .. import workloads
-from ..compare import capture, require_gpu
+from ..captured import capture, require_gpu
 from ..recordings import RECORDINGS_DIR
 from .recorder import load_own_schema, record_own_schema, writable_folder
 
