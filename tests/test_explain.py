@@ -556,6 +556,9 @@ def test_checker_catches_rebinding_on_the_live_backend():
     with pytest.raises(CheckFailed) as info:
         check_replay_with_new_inputs(rebinding_step)
     assert explain(info.value).key == "stale-static-input"
+    # The catalogue (and the instructor guide, which quotes it) shows what the checker prints.
+    entry = next(f for f in CATALOGUE if f.key == "stale-static-input")
+    assert entry.example == f"CheckFailed: {info.value}"
 
 
 def test_checker_catches_kept_outputs_on_the_live_backend():

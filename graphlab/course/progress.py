@@ -10,8 +10,8 @@ a lesson can be reset, pulled or shared without losing or leaking anyone's progr
 
 Each exercise keeps its latest result::
 
-    {"02_static_inputs": {"replay_with_new_inputs": {
-        "lesson": "02_static_inputs", "exercise": "replay_with_new_inputs",
+    {"02_static_inputs": {"check_replay_with_new_inputs": {
+        "lesson": "02_static_inputs", "exercise": "check_replay_with_new_inputs",
         "passed": true, "how": "own", "when": "2026-12-02T17:40:55+00:00"}}}
 
 A pass says how it was earned: ``"how": "own"``, or ``"revealed"`` when the exercise's solution

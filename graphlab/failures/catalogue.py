@@ -280,8 +280,9 @@ CATALOGUE: tuple[Failure, ...] = (
         key="stale-static-input",
         title="Rebinding an input name does not change what the graph reads",
         example=(
-            "CheckFailed: the replay still used the old input: rebinding the name x does not "
-            "change the tensor the graph reads (no error is raised on a GPU)"
+            "CheckFailed: your replay returned the first batch's result: the graph still reads "
+            "the old tensor. Rebinding a name (static_x = batch) does not change the address "
+            "the graph reads; copy the data in place: static_x.copy_(batch)."
         ),
         cause=(
             "A graph reads the addresses recorded at capture. `x = new_batch` points the Python "
@@ -297,7 +298,7 @@ CATALOGUE: tuple[Failure, ...] = (
             r"CheckFailed:.*\brebind",
             r"CheckFailed:.*\brebound",
             r"CheckFailed:.*\bstale\b",
-            r"CheckFailed:.*\bold input",
+            r"CheckFailed:.*\bold (input|tensor)",
         ),
     ),
     Failure(
