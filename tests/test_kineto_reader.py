@@ -254,6 +254,23 @@ def test_a_trace_too_big_for_the_memory_available_is_refused_before_reading(tmp_
         Timeline.from_chrome_trace(path)
 
 
+def test_a_timeline_too_big_to_decode_is_refused_after_one_read(tmp_path, monkeypatch):
+    path = Timeline(["kernel"], ["k"], [0], [1]).save(tmp_path / "t.json")
+    with path.open("a") as f:
+        f.write(" " * (100_000 - path.stat().st_size))  # 100,000 bytes in all
+    # Reading needs 1.6 times the file (156 KiB), decoding into Python values 8 times (781 KiB).
+    monkeypatch.setattr(graphlab.support.memory, "available_bytes", lambda: 300_000)
+    expected = (
+        r"a graphlab timeline this large needs about 781 KiB of memory \(293 KiB available\): "
+        "save a shorter one"
+    )
+    with pytest.raises(TraceError, match=expected):
+        Timeline.from_chrome_trace(path)
+    monkeypatch.setattr(graphlab.support.memory, "available_bytes", lambda: 800_000)
+    t = Timeline.from_chrome_trace(path)
+    assert (t.name.tolist(), t.start_ns.tolist(), t.dur_ns.tolist()) == (["k"], [0], [1])
+
+
 # -- suspect events are named -------------------------------------------------------------------
 
 KERNEL = {"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7}

@@ -144,21 +144,22 @@ def _load_file(p: Path, origin: str | None) -> tuple[EventTable, list[str]]:
     except (msgspec.DecodeError, RecursionError) as exc:
         if isinstance(exc, msgspec.DecodeError) and is_python_only(data, exc):
             # NaN or Infinity: JSON that Python writes; read it as Python reads it.
-            short = missing_bytes(int(len(data) * _PYTHON_JSON_MEMORY))
-            if short:
-                raise TraceError(
-                    f"{label}: holds NaN or Infinity, which only Python's slower json reads, "
-                    f"and that needs about {describe_bytes(short[0])} of memory "
-                    f"({describe_bytes(short[1])} available): export the trace again"
-                ) from None
+            _check_room(
+                data,
+                f"{label}: holds NaN or Infinity, which only Python's slower json reads, and that",
+                "export the trace again",
+            )
             return _load_parsed(python_json(label, data, _EXPORT_ADVICE), origin)
         raise parse_error(label, data, exc, _EXPORT_ADVICE) from None
     top = {}
     if isinstance(document, _Document):
         top = {k: _small_json(getattr(document, k), label) for k in _TOP_KEYS}
         if top["schema"] == SCHEMA:
-            del document, data
-            return EventTable.from_dict(read_json(p)), []
+            # A graphlab timeline: its bytes are read already, so they are decoded into Python
+            # values from here, not read from the file and scanned a second time.
+            del document
+            _check_room(data, f"{label}: a graphlab timeline this large", "save a shorter one")
+            return EventTable.from_dict(_EXACT_JSON.decode(data)), []
         _refuse_other_graphlab_files(top, origin)
         if memoryview(document.traceEvents)[:1] != b"[":  # missing, or not a list
             raise TraceError(
@@ -171,6 +172,16 @@ def _load_file(p: Path, origin: str | None) -> tuple[EventTable, list[str]]:
         columns = read_texts(document, label, _EXPORT_ADVICE)
     del document, data  # the file's bytes are done with before the table is built
     return _table(columns, top, origin)
+
+
+def _check_room(data: bytes | bytearray, what: str, advice: str) -> None:
+    """TraceError unless there is memory to decode ``data`` into Python values."""
+    short = missing_bytes(int(len(data) * _PYTHON_JSON_MEMORY))
+    if short:
+        raise TraceError(
+            f"{what} needs about {describe_bytes(short[0])} of memory "
+            f"({describe_bytes(short[1])} available): {advice}"
+        ) from None
 
 
 _TOP_KEYS = ("schema", "graphlab", "deviceProperties", "baseTimeNanoseconds")
