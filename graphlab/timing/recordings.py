@@ -84,7 +84,7 @@ class Recording:
     @property
     def date(self) -> str:
         """The recording's date, ``YYYY-MM-DD`` (UTC)."""
-        return _parse_date(self.meta["date"]).strftime("%Y-%m-%d")
+        return datetime.fromisoformat(self.meta["date"]).strftime("%Y-%m-%d")
 
     @property
     def label(self) -> str:
@@ -191,7 +191,7 @@ def check_recording(data: Any, where: str = "recording") -> None:
             "only results measured on a GPU"
         )
     try:
-        _parse_date(meta["date"])
+        datetime.fromisoformat(meta["date"])
     except ValueError:
         raise RecordingError(f"{where}: meta date {meta['date']!r} is not an ISO date") from None
     if not isinstance(data["experiment"].get("kind"), str):
@@ -322,8 +322,3 @@ def _read_regular_file(path: Path) -> bytes:
         raise
     with os.fdopen(fd, "rb", buffering=0) as f:
         return f.read()
-
-
-def _parse_date(text: str) -> datetime:
-    # datetime.fromisoformat accepts a trailing "Z" only from Python 3.11 on.
-    return datetime.fromisoformat(text.replace("Z", "+00:00"))
