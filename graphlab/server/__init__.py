@@ -9,6 +9,11 @@ the repository's ``widgets/`` folder and its build in ``graphlab/labextension/``
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from jupyter_server.serverapp import ServerApp
+
 __all__ = []
 
 
@@ -16,7 +21,7 @@ def _jupyter_server_extension_points() -> list[dict[str, str]]:
     return [{"module": "graphlab.server"}]
 
 
-def _load_jupyter_server_extension(server_app) -> None:
+def _load_jupyter_server_extension(server_app: ServerApp) -> None:
     from .handlers import setup_handlers
 
     root = getattr(server_app.contents_manager, "root_dir", None) or server_app.root_dir

@@ -34,6 +34,7 @@ import math
 import threading
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import plotly
 import tornado.web
@@ -46,6 +47,9 @@ from graphlab.errors import GraphlabError
 from .backend_probe import probe_backend
 from .lessons import LessonCache, lessons_reply
 from .paths import PathRefused, relative_to_root, resolve_in_root
+
+if TYPE_CHECKING:
+    from .trace_report import LoadedTrace
 
 __all__ = ["PLOTLY_JS", "setup_handlers"]
 
@@ -78,7 +82,7 @@ class LessonsHandler(_Base):
         cache = self.settings.setdefault("graphlab_lessons", LessonCache())
         root = self.root
 
-        def answer() -> dict:
+        def answer() -> dict[str, Any]:
             return lessons_reply(root, progress.load(), cache)
 
         try:
@@ -142,7 +146,7 @@ class TraceHandler(_Base):
             x_range = self._x_range()
             started = time.perf_counter()
 
-            def answer():
+            def answer() -> tuple[LoadedTrace, str]:
                 loaded = traces.get(path, Path(relative).name)
                 return loaded, trace_reply(loaded, relative, x_range)
 
@@ -211,7 +215,7 @@ def _warm_up_trace_viewer() -> None:
     importlib.import_module(f"{__package__}.trace_report").warm_up()
 
 
-def setup_handlers(web_app, root_dir: str) -> None:
+def setup_handlers(web_app: tornado.web.Application, root_dir: str) -> None:
     """Add the routes under ``<base_url>graphlab/`` to the server's tornado application."""
     web_app.settings["graphlab_root_dir"] = str(Path(root_dir).resolve())
     # The trace viewer's code pulls in plotly and the widgets' figure code (a second or more),

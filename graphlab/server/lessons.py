@@ -56,7 +56,7 @@ class LessonCache:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._read: dict[Path, tuple[tuple[int, int, int], Lesson]] = {}
-        self._reading: dict[tuple[Path, tuple[int, int, int]], Future] = {}
+        self._reading: dict[tuple[Path, tuple[int, int, int]], Future[Lesson]] = {}
 
     def lesson(self, path: Path) -> Lesson:
         """The lesson in ``path``, parsed now only if the file changed since it was last read."""
@@ -71,7 +71,7 @@ class LessonCache:
                 return known[1]
             parse = self._reading.get((path, key))
             mine = parse is None
-            if mine:
+            if parse is None:
                 parse = self._reading[path, key] = Future()
         if not mine:
             return parse.result()

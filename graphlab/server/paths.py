@@ -23,7 +23,9 @@ class PathRefused(GraphlabError, ValueError):
     """A path given to the course API points outside the server's root folder."""
 
 
-def resolve_in_root(root_dir: str | os.PathLike, relative: str, allow_hidden: bool = False) -> Path:
+def resolve_in_root(
+    root_dir: str | os.PathLike[str], relative: str, allow_hidden: bool = False
+) -> Path:
     """The real path of ``relative`` inside ``root_dir``, or :class:`PathRefused`.
 
     ``relative`` is a path as JupyterLab names files: forward slashes, relative to the root.
@@ -51,7 +53,7 @@ def resolve_in_root(root_dir: str | os.PathLike, relative: str, allow_hidden: bo
     return full
 
 
-def relative_to_root(root_dir: str | os.PathLike, message: str) -> str:
+def relative_to_root(root_dir: str | os.PathLike[str], message: str) -> str:
     """``message`` with each path inside ``root_dir`` written relative to it.
 
     Errors from the file readers name files by their full path, which on a hub or a shared

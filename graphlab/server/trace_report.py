@@ -57,7 +57,7 @@ class TraceCache:
 
     def __init__(self, size: int = 2):
         self._size = size
-        self._entries: OrderedDict[tuple, LoadedTrace] = OrderedDict()
+        self._entries: OrderedDict[tuple[str, int, int], LoadedTrace] = OrderedDict()
         self._lock = threading.Lock()
 
     def get(self, path: Path, title: str) -> LoadedTrace:
@@ -86,7 +86,8 @@ def figure_json(panel: Panel, x_range: tuple[float, float] | None = None) -> str
     layout = timeline_layout(panels)
     layout.pop("width")
     layout["autosize"] = True
-    return go.Figure(data=traces, layout=layout).to_json()
+    text: str = go.Figure(data=traces, layout=layout).to_json()
+    return text
 
 
 def trace_reply(loaded: LoadedTrace, path: str, x_range: tuple[float, float] | None = None) -> str:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import html
 import math
 from collections.abc import Mapping
+from typing import Any
 
 import ipywidgets as widgets
 import numpy as np
@@ -39,21 +40,23 @@ def steps_axis(n_star: float | None) -> np.ndarray:
     return np.array([0.0, float(last)])
 
 
-def _timings(source) -> Mapping | None:
+def _timings(source: Any) -> Mapping[str, Any] | None:
     """The measured timings dict of a recording, a compare() result or a plain dict."""
     if source is None or isinstance(source, Mapping):
         return source
     if isinstance(getattr(source, "timings", None), Mapping):
-        return source.timings
+        timings: Mapping[str, Any] = source.timings
+        return timings
     if callable(getattr(source, "to_dict", None)):
-        return source.to_dict()
+        as_dict: Mapping[str, Any] = source.to_dict()
+        return as_dict
     raise GraphlabError(
         "BreakEvenExplorer takes a recording, a graphlab.compare() result or its to_dict(), "
         f"not {type(source).__name__}; or pass capture_us=, eager_us=, replay_us="
     )
 
 
-def _origin(source, from_source: bool) -> str:
+def _origin(source: Any, from_source: bool) -> str:
     """Where the sliders' starting values came from, for the figure's title."""
     if not from_source:
         return "given by hand"
@@ -72,7 +75,14 @@ class BreakEvenExplorer(StaticPicture, widgets.VBox):
     Attributes: ``figure``, the sliders ``capture``, ``eager``, ``replay`` and ``n_star``.
     """
 
-    def __init__(self, source=None, *, capture_us=None, eager_us=None, replay_us=None):
+    def __init__(
+        self,
+        source: Any = None,
+        *,
+        capture_us: float | None = None,
+        eager_us: float | None = None,
+        replay_us: float | None = None,
+    ) -> None:
         timings = _timings(source)
         measured = from_timings(timings) if timings is not None else None
         given = {"capture_us": capture_us, "eager_us": eager_us, "replay_us": replay_us}
@@ -80,16 +90,17 @@ class BreakEvenExplorer(StaticPicture, widgets.VBox):
             key: value if value is not None else getattr(measured, key, None)
             for key, value in given.items()
         }
-        missing = [key for key, value in start.items() if value is None]
+        known = {key: value for key, value in start.items() if value is not None}
+        missing = [key for key in start if key not in known]
         if missing:
             raise GraphlabError(
                 f"BreakEvenExplorer needs {', '.join(missing)}: pass a recording or a "
                 "graphlab.compare() result, or give the numbers in µs"
             )
         self.origin = _origin(source, measured is not None and None in given.values())
-        self.capture = self._slider("capture C (µs)", start["capture_us"])
-        self.eager = self._slider("eager t_e (µs/step)", start["eager_us"])
-        self.replay = self._slider("replay t_r (µs/step)", start["replay_us"])
+        self.capture = self._slider("capture C (µs)", known["capture_us"])
+        self.eager = self._slider("eager t_e (µs/step)", known["eager_us"])
+        self.replay = self._slider("replay t_r (µs/step)", known["replay_us"])
         # Where the starting values came from, wrapped to the plot's width (a recording's label
         # is long) rather than cut off at the figure's edge.
         heading, top = plotly_heading(
@@ -146,7 +157,7 @@ class BreakEvenExplorer(StaticPicture, widgets.VBox):
         """N* for the sliders' current values (None when a replay is not faster)."""
         return break_even(self.capture.value, self.eager.value, self.replay.value)
 
-    def _redraw(self, change=None) -> None:
+    def _redraw(self, change: object = None) -> None:
         c, te, tr = self.capture.value, self.eager.value, self.replay.value
         n_star = self.n_star
         steps = steps_axis(n_star)

@@ -26,6 +26,12 @@ cell runs again.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .pictures import Png
+
 __all__ = ["StaticPicture"]
 
 
@@ -33,8 +39,14 @@ class StaticPicture:
     """Mixin for an ipywidgets container that defines ``picture() -> pictures.Png`` and
     ``static_text() -> str``: both join the widget view in the container's display output."""
 
-    def _repr_mimebundle_(self, **kwargs):
-        data = super()._repr_mimebundle_(**kwargs)
+    # Provided by the class that mixes this in (declared here, defined there).
+    picture: Callable[[], Png]
+    static_text: Callable[[], str]
+
+    def _repr_mimebundle_(self, **kwargs: Any) -> tuple[dict[str, Any], dict[str, Any]]:
+        # The ipywidgets container after this mixin in the class's bases has it; mypy sees
+        # only object above a mixin.
+        data: dict[str, Any] = super()._repr_mimebundle_(**kwargs)  # type: ignore[misc]
         png = self.picture()
         data["image/png"] = png.base64
         data["text/plain"] = self.static_text()

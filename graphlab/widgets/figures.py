@@ -16,12 +16,15 @@ from __future__ import annotations
 import html
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import plotly.graph_objects as go
 
+from graphlab.trace.timeline import Timeline
+
 from .lanes import Track, lanes_of
-from .lod import merge_runs, segments, visible_slice
+from .lod import Runs, merge_runs, segments, visible_slice
 from .sources import banner
 from .wrapping import wrap
 
@@ -88,7 +91,7 @@ class Panel:
     """One timeline ready to draw: its tracks, lanes, idle gaps and provenance line."""
 
     title: str
-    timeline: object
+    timeline: Timeline
     source: str
     tracks: list[Track]
     lane_labels: list[str]
@@ -102,7 +105,9 @@ class Panel:
         return sorted({t.lane for t in self.tracks if t.group == "gpu"})
 
 
-def panel_of(title: str, timeline, source: str, gaps: tuple[np.ndarray, np.ndarray]) -> Panel:
+def panel_of(
+    title: str, timeline: Timeline, source: str, gaps: tuple[np.ndarray, np.ndarray]
+) -> Panel:
     """Prepare ``timeline`` for drawing. ``gaps`` are the device's idle gaps as (start, end) in
     ns, as found by the gap analysis; they are shifted to the picture's zero here."""
     tracks = lanes_of(timeline)
@@ -174,11 +179,11 @@ def _banner_markup(panel: Panel) -> str:
     return "<br>".join(lines + [html.escape(line) for line in rest])
 
 
-def timeline_layout(panels: Sequence[Panel]) -> dict:
+def timeline_layout(panels: Sequence[Panel]) -> dict[str, Any]:
     """Layout: one y axis per panel with lane labels, x axes matched so zoom is shared, a
     legend of the colours in one row above the panels."""
     geo = figure_geometry(panels)
-    layout: dict = {
+    layout: dict[str, Any] = {
         "height": geo.height,
         "width": WIDTH_PX,
         "margin": {"l": LEFT_PX, "r": RIGHT_PX, "t": geo.top, "b": BOTTOM_PX},
@@ -272,7 +277,7 @@ def _hover_merged(track: Track) -> str:
 
 def timeline_traces(
     panels: Sequence[Panel], x_range: tuple[float, float] | None = None, min_gap: float = 0.0
-) -> list[dict]:
+) -> list[dict[str, Any]]:
     """All trace dicts of the figure, in a fixed order that does not depend on the view.
 
     Per panel: the idle-gap band, then for every track its bars, its single-event hover markers
@@ -281,7 +286,7 @@ def timeline_traces(
     shows data at once) is included; with ``min_gap > 0`` bars closer than that are merged
     (level of detail). The defaults give the exact picture.
     """
-    traces: list[dict] = []
+    traces: list[dict[str, Any]] = []
     for i, panel in enumerate(panels):
         s = _axis_suffix(i)
         axes = {"xaxis": f"x{s}", "yaxis": f"y{s}", "showlegend": False}
@@ -316,7 +321,7 @@ def timeline_traces(
     return traces + [_legend_key(key) for key in legend_entries(panels)]
 
 
-def _legend_key(key: str) -> dict:
+def _legend_key(key: str) -> dict[str, Any]:
     """A legend-only trace (no points): a square of a lane colour or of the idle shading.
 
     The bars themselves are drawn as wide lines, which a legend would show as lines."""
@@ -344,7 +349,7 @@ def _with_margin(x_range: tuple[float, float]) -> tuple[float, float]:
     return x0 - width, x1 + width
 
 
-def _hover_marker(**marker) -> dict:
+def _hover_marker(**marker: Any) -> dict[str, Any]:
     """An invisible marker as large as a bar, at an event's middle: it carries the hover.
 
     Invisible on purpose: any mark drawn per event would paint a lane of sub-pixel kernels solid
@@ -353,7 +358,7 @@ def _hover_marker(**marker) -> dict:
     return {"size": BAR_PX, "opacity": 0, **marker}
 
 
-def _single_trace(track: Track, idx: np.ndarray, name: str | None) -> dict:
+def _single_trace(track: Track, idx: np.ndarray, name: str | None) -> dict[str, Any]:
     """Hover markers at the middle of single events ``idx`` of ``track``, all named ``name``;
     ``None`` collects the rarer names, which then travel as per-point text."""
     start, end = track.start_us[idx], track.end_us[idx]
@@ -372,7 +377,7 @@ def _single_trace(track: Track, idx: np.ndarray, name: str | None) -> dict:
     return trace
 
 
-def _merged_trace(track: Track, runs, many: np.ndarray) -> dict:
+def _merged_trace(track: Track, runs: Runs, many: np.ndarray) -> dict[str, Any]:
     """Hover markers over merged runs: how many events, how busy."""
     start, end = runs.start[many], runs.end[many]
     return {
@@ -389,7 +394,7 @@ def _merged_trace(track: Track, runs, many: np.ndarray) -> dict:
     }
 
 
-def _gap_trace(panel: Panel, lo: float, hi: float, min_gap: float) -> dict:
+def _gap_trace(panel: Panel, lo: float, hi: float, min_gap: float) -> dict[str, Any]:
     """Idle gaps of the device as one wide translucent band over all GPU lanes of the panel.
 
     Gaps narrower than ``min_gap`` are left out: at that zoom they are under a pixel wide.
@@ -410,7 +415,11 @@ def _gap_trace(panel: Panel, lo: float, hi: float, min_gap: float) -> dict:
 
 
 def timeline_figure(
-    panels: Sequence[Panel], *, widget: bool = False, x_range=None, min_gap: float | None = None
+    panels: Sequence[Panel],
+    *,
+    widget: bool = False,
+    x_range: tuple[float, float] | None = None,
+    min_gap: float | None = None,
 ) -> go.Figure:
     """The whole picture as a ``go.Figure`` (or ``go.FigureWidget`` with ``widget=True``).
 
@@ -428,7 +437,7 @@ def full_range(panels: Sequence[Panel]) -> tuple[float, float]:
     return 0.0, max((p.span_us for p in panels), default=0.0) or 1.0
 
 
-def lod_min_gap(panels: Sequence[Panel], x_range=None) -> float:
+def lod_min_gap(panels: Sequence[Panel], x_range: tuple[float, float] | None = None) -> float:
     """The merge threshold for a view: 0 (exact) for small figures, else one pixel's worth."""
     if sum(p.events for p in panels) <= LOD_EVENTS:
         return 0.0

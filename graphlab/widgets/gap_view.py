@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import html
 import math
+from collections.abc import Iterable
+from typing import Any, cast
 
 import ipywidgets as widgets
 import numpy as np
@@ -55,7 +57,7 @@ def log_ticks(lo: float, hi: float) -> tuple[list[float], list[str]]:
     """
     decades = range(math.floor(math.log10(lo)), math.ceil(math.log10(hi)) + 1)
 
-    def inside(mantissas) -> list[float]:
+    def inside(mantissas: Iterable[int]) -> list[float]:
         return [v for d in decades for m in mantissas if lo <= (v := m * 10.0**d) <= hi]
 
     values = inside((1, 2, 5))
@@ -69,7 +71,7 @@ def log_ticks(lo: float, hi: float) -> tuple[list[float], list[str]]:
     return values, [f"{v:g}" for v in values]
 
 
-def gap_meter(columns: list[tuple[str, dict]]) -> str:
+def gap_meter(columns: list[tuple[str, dict[str, Any]]]) -> str:
     """``GPU idle: 65.5% eager → 10.7% graph replay`` from (title, summary dict) pairs."""
     parts = [
         ("–" if s["idle_fraction"] is None else f"{s['idle_fraction']:.1%}") + f" {title}"
@@ -87,9 +89,9 @@ class GapView(StaticPicture, widgets.VBox):
     (title -> counts per bin) and ``meter`` (the meter's text).
     """
 
-    def __init__(self, eager=None, graph=None):
+    def __init__(self, eager: Any = None, graph: Any = None) -> None:
         picked = pick_timelines(eager, graph, owner="GapView")
-        gaps_us = {}
+        gaps_us: dict[str, np.ndarray] = {}
         for title, timeline, _ in picked:
             start, end = device_gaps_ns(timeline)
             gaps_us[title] = (end - start) / 1000.0
@@ -119,8 +121,8 @@ class GapView(StaticPicture, widgets.VBox):
             for title, counts in self.counts.items()
         ]
 
-    def _layout(self) -> dict:
-        xaxis = {"type": "log", "title": {"text": X_TITLE}}
+    def _layout(self) -> dict[str, Any]:
+        xaxis: dict[str, Any] = {"type": "log", "title": {"text": X_TITLE}}
         if len(self.edges_us):
             values, labels = log_ticks(self.edges_us[0], self.edges_us[-1])
             xaxis |= {"tickvals": values, "ticktext": labels}
@@ -172,7 +174,8 @@ class GapView(StaticPicture, widgets.VBox):
             axes.text(0.5, 0.5, EMPTY, ha="center", va="center", transform=axes.transAxes)
             axes.set_xticks([])
         axes.set_ylim(bottom=0)
-        axes.yaxis.get_major_locator().set_params(integer=True)
+        # A new axes' y locator is an AutoLocator, which is a MaxNLocator.
+        cast(MaxNLocator, axes.yaxis.get_major_locator()).set_params(integer=True)
         axes.set_xlabel(X_TITLE)
         axes.set_ylabel("gaps")
         for side in ("top", "right"):

@@ -9,10 +9,14 @@ event, because that is what the plot's x axis shows; the conversion happens once
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from graphlab.trace.gaps import busy_intervals
+
+if TYPE_CHECKING:
+    from graphlab.trace.timeline import Timeline
 
 __all__ = ["Track", "device_gaps_ns", "lanes_of", "launch_latency_us", "name_codes"]
 
@@ -64,7 +68,7 @@ def _trim(name: str) -> str:
     return name if len(name) <= NAME_LIMIT else name[: NAME_LIMIT - 1] + "…"
 
 
-def launch_latency_us(timeline) -> np.ndarray:
+def launch_latency_us(timeline: Timeline) -> np.ndarray:
     """Per event: launch latency in µs (see :class:`Track`), NaN where it cannot be known.
 
     Matched through the correlation id: a launch call and the GPU work it submitted share it, and
@@ -103,7 +107,7 @@ def launch_latency_us(timeline) -> np.ndarray:
     return latency
 
 
-def lanes_of(timeline) -> list[Track]:
+def lanes_of(timeline: Timeline) -> list[Track]:
     """The tracks of a timeline, host lanes first, in drawing order.
 
     Lane labels are ``host`` (``host thread N`` when several threads launch work) and
@@ -147,7 +151,7 @@ def lanes_of(timeline) -> list[Track]:
     return tracks
 
 
-def device_gaps_ns(timeline) -> tuple[np.ndarray, np.ndarray]:
+def device_gaps_ns(timeline: Timeline) -> tuple[np.ndarray, np.ndarray]:
     """The GPU's idle gaps (start, end) in ns: between the busy intervals of all GPU events,
     exactly the intervals the gap analysis (graphlab.trace.gaps) counts."""
     gpu = timeline.is_gpu

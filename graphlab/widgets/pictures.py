@@ -18,6 +18,7 @@ import io
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import wraps
+from typing import TYPE_CHECKING, Any
 
 import matplotlib
 import numpy as np
@@ -30,6 +31,9 @@ from matplotlib.text import Text
 from PIL import Image
 
 from .wrapping import wrap
+
+if TYPE_CHECKING:  # matplotlib.typing is new in matplotlib 3.8; graphlab runs on 3.7
+    from matplotlib.typing import ColorType, RcKeyType
 
 __all__ = [
     "FONT",
@@ -52,7 +56,7 @@ EMPTY_BELOW = 1e-6
 _DPI = 72 * SCALE
 
 # Text from trace files (GPU names, labels) must never be read as matplotlib's $math$ markup.
-_STYLE = {
+_STYLE: dict[RcKeyType, Any] = {
     "text.parse_math": False,
     "font.family": "DejaVu Sans",
     "font.size": FONT,
@@ -79,7 +83,7 @@ class Png:
         return base64.b64encode(self.data).decode("ascii")
 
     @property
-    def metadata(self) -> dict:
+    def metadata(self) -> dict[str, int]:
         """Display metadata: show the image at its CSS size (it holds SCALE times the pixels)."""
         return {"width": self.width, "height": self.height}
 
@@ -88,7 +92,7 @@ def drawing(function: Callable[..., Png]) -> Callable[..., Png]:
     """Run a picture-drawing function under the pictures' matplotlib style."""
 
     @wraps(function)
-    def draw(*args, **kwargs) -> Png:
+    def draw(*args: Any, **kwargs: Any) -> Png:
         with matplotlib.rc_context(_STYLE):
             return function(*args, **kwargs)
 
@@ -102,7 +106,7 @@ class Canvas:
     def __init__(self, width: int, height: int):
         self.width, self.height = int(width), int(height)
         self.figure = Figure(figsize=(self.width / 72, self.height / 72), dpi=_DPI)
-        FigureCanvasAgg(self.figure)
+        self.canvas = FigureCanvasAgg(self.figure)
         # A full-figure overlay whose data units are CSS pixels, y pointing down: text and
         # swatches go here.
         self.overlay = self.figure.add_axes((0, 0, 1, 1), zorder=3)
@@ -115,19 +119,19 @@ class Canvas:
         w, h = self.width, self.height
         return self.figure.add_axes((left / w, 1 - (top + height) / h, width / w, height / h))
 
-    def text(self, x: float, y: float, text: str, **style) -> Text:
+    def text(self, x: float, y: float, text: str, **style: Any) -> Text:
         """One line of text with its top-left corner (or ``ha``/``va`` anchor) at pixel (x, y)."""
-        style = {"fontsize": FONT, "va": "top", "ha": "left", "color": "#222222"} | style
+        style = {"fontsize": FONT, "va": "top", "ha": "left", "color": "#222222", **style}
         return self.overlay.text(x, y, text, **style)
 
-    def lines(self, x: float, y: float, lines: list[str], **style) -> float:
+    def lines(self, x: float, y: float, lines: list[str], **style: Any) -> float:
         """Lines of text one below the other from (x, y); returns the y below the last one."""
         for line in lines:
             self.text(x, y, line, **style)
             y += LINE
         return y
 
-    def paragraph(self, x: float, y: float, text: str, width: float, **style) -> float:
+    def paragraph(self, x: float, y: float, text: str, width: float, **style: Any) -> float:
         """``text`` wrapped to ``width`` pixels from (x, y); returns the y below it."""
         return self.lines(x, y, wrap(text, width, style.get("fontsize", FONT)), **style)
 
@@ -142,9 +146,11 @@ class Canvas:
 
     def text_width(self, text: Text) -> float:
         """Width in CSS pixels of a drawn text."""
-        return text.get_window_extent(self.figure.canvas.get_renderer()).width / SCALE
+        return text.get_window_extent(self.canvas.get_renderer()).width / SCALE
 
-    def swatch(self, x: float, y: float, colour, label: str, edge=None) -> float:
+    def swatch(
+        self, x: float, y: float, colour: ColorType, label: str, edge: ColorType | None = None
+    ) -> float:
         """A 10 px colour square and its label, left edge at x, centred on y; returns the x
         after it."""
         self.overlay.add_patch(
@@ -156,8 +162,8 @@ class Canvas:
     def png(self) -> Png:
         """The finished picture, on white, in at most 256 colours: a third of the bytes of a
         full-colour PNG, with no visible change to flat-coloured plots and text."""
-        self.figure.canvas.draw()
-        rgb = Image.fromarray(np.asarray(self.figure.canvas.buffer_rgba())).convert("RGB")
+        self.canvas.draw()
+        rgb = Image.fromarray(np.asarray(self.canvas.buffer_rgba())).convert("RGB")
         palette = rgb.quantize(256, method=Image.Quantize.MEDIANCUT, dither=Image.Dither.NONE)
         buffer = io.BytesIO()
         palette.save(buffer, format="PNG", optimize=True)
@@ -182,10 +188,11 @@ def coverage(start: np.ndarray, end: np.ndarray, x0: float, x1: float, pixels: i
         points = np.sort(points)
         running = np.concatenate(([0.0], np.cumsum(points)))
         count = np.searchsorted(points, t, side="left")
-        return count * t - running[count]
+        before: np.ndarray = count * t - running[count]
+        return before
 
     busy = time_before(np.asarray(start, float), edges) - time_before(np.asarray(end, float), edges)
-    cover = np.clip(np.diff(busy) / (edges[1] - edges[0]), 0.0, 1.0)
+    cover: np.ndarray = np.clip(np.diff(busy) / (edges[1] - edges[0]), 0.0, 1.0)
     # The running sums carry rounding errors of ~1e-16 of the total; a column covered less than
     # a millionth (a kernel of 1 ns in a 1 ms column) is empty.
     cover[cover < EMPTY_BELOW] = 0.0
@@ -193,7 +200,14 @@ def coverage(start: np.ndarray, end: np.ndarray, x0: float, x1: float, pixels: i
 
 
 def shade(
-    axes: Axes, cover: np.ndarray, x0: float, x1: float, y0: float, y1: float, colour, zorder=2
+    axes: Axes,
+    cover: np.ndarray,
+    x0: float,
+    x1: float,
+    y0: float,
+    y1: float,
+    colour: ColorType,
+    zorder: float = 2,
 ) -> None:
     """Draw ``cover`` (one value per pixel column, 0 to 1) as a band from y0 to y1 of
     ``colour`` whose opacity is the coverage times the colour's own.

@@ -83,7 +83,8 @@ class Routes:
     @property
     def eager(self) -> np.ndarray:
         """Which batch sizes run eagerly (no captured size is that large)."""
-        return self.graph == 0
+        eager: np.ndarray = self.graph == 0
+        return eager
 
 
 def routes(plan: Plan, histogram: Histogram) -> Routes:
@@ -278,7 +279,7 @@ class PlanView(StaticPicture, widgets.VBox):
         )
         return figure
 
-    def _redraw(self, change=None) -> None:
+    def _redraw(self, change: object = None) -> None:
         points = self.top_points(self.axis.value)
         _, title, log = AXES[self.axis.value]
         names = ["front", "plan", *self.presets]  # the top panel's traces, in the order added

@@ -8,9 +8,12 @@ at the parameters given, by default the ones calibrated to the bundled GPU recor
 
 from __future__ import annotations
 
+from typing import Any
+
 import ipywidgets as widgets
 
 from graphlab.simulator import SimParams, calibrated, chain, eager, graph, simulate
+from graphlab.trace.timeline import Timeline
 
 from .display import StaticPicture
 from .pictures import Png
@@ -45,7 +48,7 @@ class SimulatorPlayground(StaticPicture, widgets.VBox):
         kernel_us: float = 2.0,
         host_us: float | None = None,
         sync_every: int = 0,
-    ):
+    ) -> None:
         self._base = params if params is not None else calibrated()
         host = self._base.host_us if host_us is None else host_us
         self.kernels = _slider(widgets.IntSlider, "kernels", value=kernels, min=1, max=MAX_KERNELS)
@@ -67,7 +70,7 @@ class SimulatorPlayground(StaticPicture, widgets.VBox):
         )
         super().__init__([controls, self.view])
 
-    def _simulate(self):
+    def _simulate(self) -> tuple[Timeline, Timeline]:
         """Eager and graph timelines for the sliders' current values."""
         self.params = self._base.replace(host_us=self.host_us.value)
         step = chain(self.kernels.value, self.kernel_us.value)
@@ -77,7 +80,7 @@ class SimulatorPlayground(StaticPicture, widgets.VBox):
             simulate(graph(step, self.params, sync_every=every)),
         )
 
-    def _redraw(self, change=None) -> None:
+    def _redraw(self, change: object = None) -> None:
         self.view.set_timelines(*self._simulate())
 
     def _settings(self) -> str:
@@ -95,7 +98,7 @@ class SimulatorPlayground(StaticPicture, widgets.VBox):
         return self.view.picture(heading=self._settings())
 
 
-def _slider(kind: type[widgets.Widget], description: str, **limits) -> widgets.Widget:
+def _slider(kind: type[widgets.Widget], description: str, **limits: Any) -> widgets.Widget:
     """A playground slider: the label in full, and one redraw on release rather than one per
     step of a drag (each redraw reruns the simulator)."""
     return kind(

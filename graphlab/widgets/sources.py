@@ -8,6 +8,7 @@ timing without saying whether it is a live GPU run, a recording, or the simulato
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import Any
 
 from graphlab.errors import GraphlabError
 from graphlab.trace.timeline import Timeline
@@ -17,7 +18,7 @@ __all__ = ["TITLES", "banner", "describe_source", "pick_timelines"]
 TITLES = {"eager": "eager", "graph": "graph replay"}
 
 
-def describe_source(meta: Mapping) -> str:
+def describe_source(meta: Mapping[str, Any]) -> str:
     """A short provenance line for a banner, from a timeline's meta.
 
     A recording's timelines carry the recording's own ``label`` (GPU, driver, torch, date); else
@@ -39,7 +40,7 @@ def describe_source(meta: Mapping) -> str:
     return "source not recorded"
 
 
-def banner(meta: Mapping) -> str:
+def banner(meta: Mapping[str, Any]) -> str:
     """The provenance line cut to fit above a plot panel: a recording's full label (driver,
     torch, command) is long, so its banner names the recording and GPU; the full line is in the
     summary table."""
@@ -48,29 +49,33 @@ def banner(meta: Mapping) -> str:
     return describe_source(meta)
 
 
-def _one(value, which: str, owner: str):
+def _one(value: Any, which: str, owner: str) -> Timeline | None:
     """The ``which`` timeline out of a Timeline, a recording or a compare() result."""
     if value is None or isinstance(value, Timeline):
         return value
     if callable(getattr(value, "timeline", None)):
-        return value.timeline(which)
+        timeline: Timeline | None = value.timeline(which)
+        return timeline
     timelines = getattr(value, "timelines", None)
     if isinstance(timelines, Mapping):
-        return timelines.get(which)
+        found: Timeline | None = timelines.get(which)
+        return found
     raise GraphlabError(
         f"{owner}({which}=...) takes a graphlab Timeline, a recording "
         f"(graphlab.recording(name)) or a graphlab.compare() result, not {type(value).__name__}"
     )
 
 
-def pick_timelines(eager=None, graph=None, owner: str = "TimelineView") -> list[tuple]:
+def pick_timelines(
+    eager: Any = None, graph: Any = None, owner: str = "TimelineView"
+) -> list[tuple[str, Timeline, str]]:
     """``[(title, timeline, source line), ...]`` for the given inputs, eager first.
 
     A recording or compare() result passed as ``eager`` alone supplies both timelines.
     """
     if graph is None and eager is not None and not isinstance(eager, Timeline):
         graph = eager
-    picked = []
+    picked: list[tuple[str, Timeline, str]] = []
     for which, value in (("eager", eager), ("graph", graph)):
         timeline = _one(value, which, owner)
         if timeline is not None:

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from matplotlib.axes import Axes
+
 from .figures import (
     BAR_PX,
     COLOURS,
@@ -72,7 +74,7 @@ def timeline_picture(
     canvas = Canvas(WIDTH_PX, height)
     canvas.lines(PAD_PX, PAD_PX, heading_lines, fontweight="bold")
     _legend(canvas, legend_entries(panels), LABELS_PX, top + LEGEND_PX / 2)
-    y = top + LEGEND_PX
+    y: float = top + LEGEND_PX
     x0, x1 = full_range(panels)
     for i, (panel, lines, n) in enumerate(zip(panels, banners, lanes, strict=True)):
         y = _banner(canvas, panel.title, lines, y) + 4
@@ -101,7 +103,7 @@ def _banner(canvas: Canvas, title: str, lines: list[str], y: float) -> float:
     return canvas.lines(LABELS_PX, y + LINE, rest)
 
 
-def _panel(axes, panel: Panel, lanes: int, x0: float, x1: float, last: bool) -> None:
+def _panel(axes: Axes, panel: Panel, lanes: int, x0: float, x1: float, last: bool) -> None:
     """One timeline: idle shading under the GPU lanes, then every track's coverage."""
     pixels = PLOT_PX * SCALE
     gpu = panel.gpu_lanes or [0]
@@ -131,7 +133,9 @@ def _panel(axes, panel: Panel, lanes: int, x0: float, x1: float, last: bool) -> 
         axes.set_xlabel("time since the timeline's first event (µs)")
 
 
-def _table(canvas: Canvas, cells: list[list[str]], notes: list[list[str]], x: float, y: float):
+def _table(
+    canvas: Canvas, cells: list[list[str]], notes: list[list[str]], x: float, y: float
+) -> None:
     """The summary table (header bold), a rule under each row, then the notes."""
     columns = len(cells[0]) - 1
     width = (TABLE_PX - TABLE_LABEL_PX) / max(1, columns)

@@ -7,9 +7,12 @@ while the host launches the next one; a replay packs them together behind one ``
 from __future__ import annotations
 
 import html
+from typing import Any
 
 import ipywidgets as widgets
 import numpy as np
+
+from graphlab.trace.timeline import Timeline
 
 from .display import StaticPicture
 from .figures import (
@@ -74,7 +77,7 @@ def profiled_note() -> str:
     return PROFILED_NOTE
 
 
-def summary_row_values(timeline, summary: dict) -> list:
+def summary_row_values(timeline: Timeline, summary: dict[str, Any]) -> list[float | None]:
     """The numbers of one summary column, in :data:`SUMMARY_ROWS` order (None where unknown).
 
     All but the last two come straight from ``Timeline.summary().to_dict()``; the host cost is
@@ -92,7 +95,7 @@ def summary_row_values(timeline, summary: dict) -> list:
     ]
 
 
-def summary_cells(columns: list[tuple[str, object, dict]]) -> list[list[str]]:
+def summary_cells(columns: list[tuple[str, Timeline, dict[str, Any]]]) -> list[list[str]]:
     """The summary table as text: a header row (blank corner, one title per timeline), then one
     row per :data:`SUMMARY_ROWS` entry, for (title, timeline, summary dict) columns."""
     values = [summary_row_values(tl, s) for _, tl, s in columns]
@@ -152,7 +155,7 @@ class TimelineView(StaticPicture, widgets.HBox):
     timeline came from a profiler trace).
     """
 
-    def __init__(self, eager=None, graph=None):
+    def __init__(self, eager: Any = None, graph: Any = None) -> None:
         self._profiled_note: str | None = None
         self._load(pick_timelines(eager, graph))
         self.figure = timeline_figure(self.panels, widget=True)
@@ -164,7 +167,7 @@ class TimelineView(StaticPicture, widgets.HBox):
             layout=widgets.Layout(flex_flow="row wrap", align_items="flex-start"),
         )
 
-    def _load(self, picked: list[tuple]) -> None:
+    def _load(self, picked: list[tuple[str, Timeline, str]]) -> None:
         self.summaries = {title: tl.summary().to_dict() for title, tl, _ in picked}
         self.panels = [
             panel_of(title, tl, source, device_gaps_ns(tl)) for title, tl, source in picked
@@ -182,7 +185,7 @@ class TimelineView(StaticPicture, widgets.HBox):
         """Events drawn, over all panels."""
         return sum(p.events for p in self.panels)
 
-    def set_timelines(self, eager=None, graph=None) -> None:
+    def set_timelines(self, eager: Any = None, graph: Any = None) -> None:
         """Redraw in place with new timelines (what the simulator playground's sliders do)."""
         self._load(pick_timelines(eager, graph))
         traces = timeline_traces(self.panels, None, lod_min_gap(self.panels))
@@ -196,7 +199,7 @@ class TimelineView(StaticPicture, widgets.HBox):
                 self.figure.add_traces(traces)
         self._summary.value = self._summary_html
 
-    def _refine(self, layout, *ranges) -> None:
+    def _refine(self, layout: Any, *ranges: Any) -> None:
         """Zoom callback: in level-of-detail mode, redraw the bars for the new visible range."""
         if lod_min_gap(self.panels) == 0:
             return  # every event is drawn already

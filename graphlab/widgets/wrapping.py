@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import html
 import textwrap
+from typing import Any
 
 __all__ = ["CHAR_EM", "plotly_heading", "wrap"]
 
@@ -31,7 +32,7 @@ def wrap(text: str, width_px: float, font_px: float, first_line_used_px: float =
     return [lines[0][used:], *lines[1:]]
 
 
-def plotly_heading(text: str, plot_px: float, font_px: float) -> tuple[dict, int]:
+def plotly_heading(text: str, plot_px: float, font_px: float) -> tuple[dict[str, Any], int]:
     """A heading over a plotly figure's plot area: an annotation and the top margin it needs.
 
     ``text`` is escaped (it may carry a GPU name from a trace file, and plotly reads text as
