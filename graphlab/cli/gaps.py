@@ -27,8 +27,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    import msgspec
-
     from graphlab.support.printable import printable
     from graphlab.trace.events import TraceWarning
     from graphlab.trace.timeline import Timeline
@@ -36,13 +34,7 @@ def run(args: argparse.Namespace) -> int:
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", TraceWarning)
         summary = Timeline.from_chrome_trace(args.trace).summary()
-        if args.json:
-            # msgspec writes the figures of 100,000 streams far faster than json's indenting
-            # encoder, which is pure Python.
-            figures = msgspec.json.encode(summary.to_dict())
-            text = msgspec.json.format(figures, indent=2).decode()
-        else:
-            text = summary.report()
+        text = _json_text(summary.to_dict()) if args.json else summary.report()
     if not args.json:
         print(printable(args.trace))
     print(text)
@@ -54,3 +46,20 @@ def run(args: argparse.Namespace) -> int:
                 warning.message, warning.category, warning.filename, warning.lineno
             )
     return 0
+
+
+def _json_text(figures: dict) -> str:
+    """The figures as JSON: the whole timeline's indented, each stream and device on a line.
+
+    A trace with 100,000 streams prints 100,000 lines, not 3 million. msgspec writes it far
+    faster than json's encoder, which is pure Python.
+    """
+    import msgspec
+
+    encode = msgspec.json.Encoder().encode
+    lanes = {key: figures.pop(key) for key in ("streams", "devices")}
+    parts = [msgspec.json.format(encode(figures), indent=2).decode()[:-2]]
+    for key, values in lanes.items():
+        rows = b",\n    ".join(map(encode, values)).decode()
+        parts.append(f',\n  "{key}": [' + (f"\n    {rows}\n  ]" if values else "]"))
+    return "".join(parts) + "\n}"
