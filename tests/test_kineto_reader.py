@@ -308,3 +308,22 @@ def test_nan_in_a_file_is_read_as_python_reads_it(tmp_path):
     path.write_text(trace_text({"traceEvents": [kernel_at("NaN", "1.000", 1)]}))
     with pytest.raises(TraceError, match="damaged"):
         Timeline.from_chrome_trace(path)
+
+
+def test_a_saved_timeline_is_read_from_disk_once(tmp_path, monkeypatch):
+    from graphlab.trace import jsonfile
+
+    traces = Path(__file__).parent / "traces"
+    original = Timeline.from_chrome_trace(traces / "multistream_replay.json")
+    path = original.save(tmp_path / "timeline.json")
+    reads = []
+    real_read_bytes = jsonfile.read_bytes
+
+    def counting_read_bytes(*args, **kwargs):
+        reads.append(args[0])
+        return real_read_bytes(*args, **kwargs)
+
+    monkeypatch.setattr(kineto, "read_bytes", counting_read_bytes)
+    again = Timeline.from_chrome_trace(path)
+    assert reads == [path]
+    assert again.to_dict() == original.to_dict()

@@ -68,13 +68,17 @@ def read_json(path: str | os.PathLike) -> Any:
     and ``Infinity``, which Python's json writes, are read too.
     """
     p = _path(path)
-    data = _file_bytes(p, _PYTHON_JSON_MEMORY)
+    return _exact_json(_file_bytes(p, _PYTHON_JSON_MEMORY), printable(p))
+
+
+def _exact_json(data: bytes | bytearray, label: str) -> Any:
+    """``data`` parsed as :func:`read_json` parses a file; ``label`` names it in messages."""
     try:
         return _EXACT_JSON.decode(data)
     except (msgspec.DecodeError, RecursionError) as exc:
         if isinstance(exc, msgspec.DecodeError) and is_python_only(data, exc):
-            return python_json(printable(p), data, _EXPORT_ADVICE)
-        raise parse_error(printable(p), data, exc, _EXPORT_ADVICE) from None
+            return python_json(label, data, _EXPORT_ADVICE)
+        raise parse_error(label, data, exc, _EXPORT_ADVICE) from None
 
 
 def load_trace(src) -> EventTable:
@@ -144,21 +148,19 @@ def _load_file(p: Path, origin: str | None) -> tuple[EventTable, list[str]]:
     except (msgspec.DecodeError, RecursionError) as exc:
         if isinstance(exc, msgspec.DecodeError) and is_python_only(data, exc):
             # NaN or Infinity: JSON that Python writes; read it as Python reads it.
-            short = missing_bytes(int(len(data) * _PYTHON_JSON_MEMORY))
-            if short:
-                raise TraceError(
-                    f"{label}: holds NaN or Infinity, which only Python's slower json reads, "
-                    f"and that needs about {describe_bytes(short[0])} of memory "
-                    f"({describe_bytes(short[1])} available): export the trace again"
-                ) from None
+            why = "holds NaN or Infinity, which only Python's slower json reads"
+            _check_python_memory(data, label, why, "export the trace again")
             return _load_parsed(python_json(label, data, _EXPORT_ADVICE), origin)
         raise parse_error(label, data, exc, _EXPORT_ADVICE) from None
     top = {}
     if isinstance(document, _Document):
         top = {k: _small_json(getattr(document, k), label) for k in _TOP_KEYS}
         if top["schema"] == SCHEMA:
-            del document, data
-            return EventTable.from_dict(read_json(p)), []
+            # A timeline is read whole into Python objects, from the bytes already read.
+            del document
+            why = "is a graphlab timeline, read whole as Python objects"
+            _check_python_memory(data, label, why, "free some memory or save a shorter timeline")
+            return EventTable.from_dict(_exact_json(data, label)), []
         _refuse_other_graphlab_files(top, origin)
         if memoryview(document.traceEvents)[:1] != b"[":  # missing, or not a list
             raise TraceError(
@@ -171,6 +173,16 @@ def _load_file(p: Path, origin: str | None) -> tuple[EventTable, list[str]]:
         columns = read_texts(document, label, _EXPORT_ADVICE)
     del document, data  # the file's bytes are done with before the table is built
     return _table(columns, top, origin)
+
+
+def _check_python_memory(data: bytes | bytearray, label: str, why: str, advice: str) -> None:
+    """TraceError when parsing ``data`` into Python objects needs more memory than is free."""
+    short = missing_bytes(int(len(data) * _PYTHON_JSON_MEMORY))
+    if short:
+        raise TraceError(
+            f"{label}: {why}, and that needs about {describe_bytes(short[0])} of memory "
+            f"({describe_bytes(short[1])} available): {advice}"
+        ) from None
 
 
 _TOP_KEYS = ("schema", "graphlab", "deviceProperties", "baseTimeNanoseconds")
