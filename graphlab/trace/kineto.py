@@ -18,9 +18,10 @@ significant digits; a double keeps about 16).
 
 How a file is read, so that a trace of a million kernels loads faster than Python's ``json.load``
 parses it, in less than twice its size in memory: msgspec checks the whole file and keeps
-``traceEvents`` as its text, and :mod:`.kineto_columns` cuts that text into chunks between events
-and turns each chunk's events into the table's columns. A list it cannot cut (events that are
-not objects, say) is split by msgspec into the text of each event, read a batch at a time.
+``traceEvents`` as its text, :mod:`.kineto_chunks` cuts that text into chunks between events,
+and :mod:`.kineto_columns` turns each chunk's events into the table's columns. A list it cannot
+cut (events that are not objects, say) is split by msgspec into the text of each event, read a
+batch at a time. :mod:`.duplicates` notes events that appear twice.
 """
 
 from __future__ import annotations
@@ -39,9 +40,11 @@ from graphlab.errors import TraceError
 from graphlab.support.memory import describe_bytes, missing_bytes
 from graphlab.support.printable import printable, printable_json
 
+from .duplicates import duplicated_events
 from .events import SCHEMA, EventTable, TraceWarning, plain_json
 from .jsonfile import is_python_only, parse_error, python_json, read_bytes
-from .kineto_columns import Columns, duplicated_events, read_array, read_texts
+from .kineto_chunks import read_array, read_texts
+from .kineto_columns import Columns
 
 __all__ = ["MAX_TRACE_BYTES", "load_trace", "read_json"]
 
