@@ -452,6 +452,8 @@ def test_lane_json_built_by_columns_equals_each_lanes_own(name):
     d = s.to_dict()
     assert d["streams"] == [lane.to_dict() for lane in s.streams] and len(s.streams) >= 1
     assert d["devices"] == [lane.to_dict() for lane in s.devices]
+    # --json writes the lanes' text straight from the columns: the same numbers again.
+    assert json.loads(s.to_json()) == d
 
 
 def test_lane_json_past_2_to_the_53_ns():
@@ -476,3 +478,4 @@ def test_lane_json_past_2_to_the_53_ns():
     assert other["gaps"] == {"count": 0, "median_us": None, "p90_us": None, "max_us": None}
     s = t.summary()
     assert [lane.to_dict() for lane in s.streams] == s.to_dict()["streams"]
+    assert json.loads(s.to_json()) == s.to_dict()

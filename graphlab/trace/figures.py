@@ -13,6 +13,8 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any
 
+import msgspec
+
 from graphlab.support.printable import printable
 
 __all__ = ["Figures", "Stats", "Summary", "percentile_ns", "us"]
@@ -101,6 +103,26 @@ class Summary(Figures):
         if self.gpu:
             out["gpu"] = self.gpu
         return out
+
+    def to_json(self) -> str:
+        """:meth:`to_dict` as JSON text (``graphlab gaps --json``): the whole timeline's figures
+        indented, then each stream and device on a line of its own.
+
+        A trace with 100,000 streams prints 100,000 lines, not 3 million, and their text is
+        written from the figures' columns (:meth:`.lanes.Lanes.json_rows`) with no dict between.
+        """
+        encode = msgspec.json.Encoder().encode
+        whole = super().to_dict()
+        if self.gpu:
+            whole["gpu"] = self.gpu
+        parts = [msgspec.json.format(encode(whole), indent=2).decode()[:-2]]
+        for key, lanes in (("streams", self.streams), ("devices", self.devices)):
+            json_rows = getattr(lanes, "json_rows", None)
+            rows = json_rows() if json_rows else [encode(lane.to_dict()).decode() for lane in lanes]
+            parts.append(
+                f',\n  "{key}": [' + ("\n    " + ",\n    ".join(rows) + "\n  ]" if rows else "]")
+            )
+        return "".join(parts) + "\n}"
 
     def report(self) -> str:
         """A short readable report (what ``graphlab gaps`` prints)."""

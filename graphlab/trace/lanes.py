@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from typing import Any, overload
 
+import msgspec
 import numpy as np
 
 from .figures import Figures, Stats, percentile_ns, us
@@ -44,16 +45,18 @@ class StatsColumns:
         p50, p90 = (percentile_ns(*(int(c[i]) for c in p)) for p in (self.p50, self.p90))
         return Stats(count, p50, p90, int(self.top[i]))
 
-    def dicts(self, with_max: bool = True) -> list[dict[str, Any]]:
-        """Each lane's :meth:`Stats.to_dict` (without ``max_us`` when ``with_max`` is false)."""
-        count = self.count.tolist()
+    def fields(self, with_max: bool = True) -> list[tuple[str, list]]:
+        """Each key of :meth:`Stats.to_dict` with its value per lane (``max_us`` only when
+        ``with_max``)."""
         empty = self.count == 0
-        columns = [count, _us_or_none(self.p50, empty), _us_or_none(self.p90, empty)]
-        keys = ["count", "median_us", "p90_us"]
+        fields = [
+            ("count", self.count.tolist()),
+            ("median_us", _us_or_none(self.p50, empty)),
+            ("p90_us", _us_or_none(self.p90, empty)),
+        ]
         if with_max:
-            columns.append(_none_where(_us_column(self.top), empty))
-            keys.append("max_us")
-        return [dict(zip(keys, row, strict=True)) for row in zip(*columns, strict=True)]
+            fields.append(("max_us", _none_where(_us_column(self.top), empty)))
+        return fields
 
 
 class Lanes(Sequence[Figures]):
@@ -142,34 +145,64 @@ class Lanes(Sequence[Figures]):
 
     def to_dicts(self) -> list[dict[str, Any]]:
         """Each lane's :meth:`Figures.to_dict`, built a column at a time."""
-        n = len(self)
-        idle = self.span - self.busy
-        with np.errstate(divide="ignore", invalid="ignore"):
-            fraction = _none_where(_ratio(idle, self.span), self.span == 0)
-        columns: list[list[Any]] = []
-        keys: list[str] = []
-        for key, ids in (("device", self.device), ("stream", self.stream)):
-            if ids is not None:
-                keys.append(key)
-                columns.append(ids.tolist())
-        keys += [
-            "kernels", "kernel_launches", "graph_launches", "graph_replays", "span_us",
-            "busy_us", "idle_us", "idle_fraction", "gaps", "host_bound_gaps", "launch_latency",
-        ]  # fmt: skip
-        columns += [
-            self.kernels.tolist(),
-            self.kernel_launches.tolist(),
-            self.graph_launches.tolist(),
-            self.graph_replays.tolist(),
-            _us_column(self.span),
-            _us_column(self.busy),
-            _us_column(idle),
-            fraction,
-            self.gaps.dicts() if n else [],
-            self.host_bound_gaps.tolist(),
-            self.launch_latency.dicts(with_max=False) if n else [],
-        ]
+        keys, columns = [], []
+        for key, values in self._fields():
+            if values and isinstance(values[0], tuple):  # a nested object: its own dicts
+                sub_keys = [k for k, _ in values]
+                values = [
+                    dict(zip(sub_keys, row, strict=True))
+                    for row in zip(*(v for _, v in values), strict=True)
+                ]
+            keys.append(key)
+            columns.append(values)
         return [dict(zip(keys, row, strict=True)) for row in zip(*columns, strict=True)]
+
+    def json_rows(self) -> list[str]:
+        """Each lane's :meth:`Figures.to_dict` as compact JSON text, written from the columns
+        without a dict: msgspec writes each column's numbers, and one template each lane."""
+        template, texts = [], []
+        for key, values in self._fields():
+            nested = values and isinstance(values[0], tuple)
+            parts = values if nested else [(None, values)]
+            inner = []
+            for sub_key, column in parts:
+                inner.append(("" if sub_key is None else f'"{sub_key}":') + "%s")
+                texts.append(_json_texts(column))
+            body = ",".join(inner)
+            template.append(f'"{key}":' + ("{" + body + "}" if nested else body))
+        row = "{" + ",".join(template) + "}"
+        return [row % values for values in zip(*texts, strict=True)]
+
+    def _fields(self) -> list[tuple[str, Any]]:
+        """Each key of :meth:`Figures.to_dict` with its value per lane; a nested object's
+        value is its own list of (key, values) pairs. Empty when there are no lanes."""
+        if not len(self):
+            return []
+        idle = self.span - self.busy
+        fields: list[tuple[str, Any]] = [
+            (key, ids.tolist())
+            for key, ids in (("device", self.device), ("stream", self.stream))
+            if ids is not None
+        ]
+        fields += [
+            ("kernels", self.kernels.tolist()),
+            ("kernel_launches", self.kernel_launches.tolist()),
+            ("graph_launches", self.graph_launches.tolist()),
+            ("graph_replays", self.graph_replays.tolist()),
+            ("span_us", _us_column(self.span)),
+            ("busy_us", _us_column(self.busy)),
+            ("idle_us", _us_column(idle)),
+            ("idle_fraction", _none_where(_ratio(idle, self.span), self.span == 0)),
+            ("gaps", self.gaps.fields()),
+            ("host_bound_gaps", self.host_bound_gaps.tolist()),
+            ("launch_latency", self.launch_latency.fields(with_max=False)),
+        ]
+        return fields
+
+
+def _json_texts(values: list) -> list[str]:
+    """Each value (a number or None) as its JSON text, written by msgspec in one call."""
+    return msgspec.json.encode(values)[1:-1].decode().split(",")
 
 
 def _us_column(ns: np.ndarray) -> list[float]:
@@ -182,7 +215,8 @@ def _us_column(ns: np.ndarray) -> list[float]:
 def _ratio(num: np.ndarray, den: np.ndarray) -> list[float]:
     """num / den per lane, each the correctly rounded quotient, as Python's int / int."""
     if _small(num) and _small(den):
-        return (num / den).tolist()
+        with np.errstate(divide="ignore", invalid="ignore"):  # a 0 span: replaced by None
+            return (num / den).tolist()
     return [a / b if b else 0.0 for a, b in zip(num.tolist(), den.tolist(), strict=True)]
 
 
