@@ -67,7 +67,7 @@ def main() -> None:
         f"{peak['simulate'] / 1e6:,.0f} MB) + writing {size / 1e6:,.0f} MB of plain bytes "
         f"{wall['write']:.2f} s\n"
         f"ratio to the floor: {wall['trace'] / floor:.2f}; peak over the simulation's own: "
-        f"{(peak['trace'] - peak['simulate']) / 1e6:,.0f} MB "
+        f"{(peak['trace'] - peak['simulate']) / 1e6:+,.0f} MB "
         f"({peak['trace'] / size:.2f} x the file)"
     )
     print(load())
