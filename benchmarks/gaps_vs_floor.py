@@ -1,16 +1,17 @@
-"""``graphlab gaps --json`` against the practical floor (``benchmarks/trace_floor.py``).
+"""``graphlab gaps --json`` against the floor of benchmarks/trace_floor.py, on synthetic traces.
 
 Run ``python benchmarks/gaps_vs_floor.py [--kernels 10000 100000 1000000] [--streams 100000]
-[--repeats 3] [--dir DIR]``. For each size it writes a synthetic Kineto trace with
-``trace_scale.write_trace`` (which also works out the exact figures by a plain loop), then runs the
-floor script and the installed ``graphlab gaps FILE --json`` in fresh processes, taking turns, each
-under ``/usr/bin/time`` for its peak resident memory (a small C parent, so the peak is the child's
-own). It prints, per trace, the median wall time of each and their ratio, the median peak of
-``gaps`` against the file's size, whether both got the exact figures, and the load average when the
-row began (the machine may be shared). The streams row gives the floor its per-stream work too.
+[--repeats 3] [--dir DIR]``. For each size it writes a trace with benchmarks/trace_scale.py's
+generator (which also works out the exact figures), then runs, each in a fresh process so that
+Python's start and the imports count alike, the floor (``trace_floor.py``; ``--per-stream`` on the
+many-streams trace) and ``python -m graphlab gaps FILE --json``, taking turns. It prints, per case,
+the median wall time of each and their ratio, each one's peak resident memory (the child's own
+``ru_maxrss`` from ``os.wait4``) against the file's size, and whether both reported the exact
+figures. Cases above ``--once-above`` kernels are run once. The load average is printed before and
+after, since the machine may be shared.
 
-Targets (issue 28): a ratio at most 1.5 from 100k kernels up, at most 2 with 100k streams, a peak
-at most 1.2 times the file.
+Targets (issue 28): gaps within 1.5x of the floor from 100,000 kernels up, within 2x with 100,000
+streams, peak memory at most 1.2x the file.
 """
 
 from __future__ import annotations
@@ -23,41 +24,78 @@ import statistics
 import subprocess
 import sys
 import tempfile
+from dataclasses import dataclass
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from trace_scale import BYTES_PER_KERNEL, ROOT, write_trace
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+sys.path.insert(0, str(HERE))
+from trace_scale import BYTES_PER_KERNEL, Expected, write_trace  # noqa: E402
 
-FLOOR = str(Path(__file__).resolve().parent / "trace_floor.py")
+
+@dataclass(frozen=True)
+class Run:
+    wall: float
+    peak: int  # bytes
+    out: str
 
 
-def timed(command: list[str]) -> tuple[float, int, str]:
-    """Wall seconds, peak resident bytes and stdout of one run of ``command``."""
+# Each command runs under this small launcher, which forks and execs it and reads its rusage: the
+# peak a process reports (ru_maxrss) starts from what its parent held when it forked, and the
+# launcher holds far less than either command, where this script holds numpy and the generator.
+LAUNCHER = """
+import os, sys, time
+start = time.perf_counter()
+pid = os.fork()
+if pid == 0:
+    os.execv(sys.executable, [sys.executable, *sys.argv[1:]])
+_, status, usage = os.wait4(pid, 0)
+print(time.perf_counter() - start, usage.ru_maxrss * 1024, os.waitstatus_to_exitcode(status),
+      file=sys.stderr)
+"""
+
+
+def measure(*argv: str) -> Run:
+    """Run ``python ARGV`` in a fresh process: its wall time, its own peak memory, its stdout."""
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     proc = subprocess.run(
-        ["/usr/bin/time", "-f", "%e %M", *command],
-        capture_output=True, text=True, env=env, check=False,
-    )  # fmt: skip
-    if proc.returncode:
-        raise SystemExit(f"{' '.join(command)} failed:\n{proc.stderr}")
-    wall, peak_kb = proc.stderr.split()[-2:]
-    return float(wall), int(peak_kb) * 1024, proc.stdout
+        [sys.executable, "-c", LAUNCHER, *argv],
+        capture_output=True,
+        text=True,
+        env=env,
+        check=False,
+    )
+    wall, peak, status = proc.stderr.split()[-3:]
+    if proc.returncode or int(status):
+        raise SystemExit(f"python {' '.join(argv)} failed:\n{proc.stderr}")
+    return Run(float(wall), int(peak), proc.stdout)
+
+
+def median_run(runs: list[Run]) -> Run:
+    walls = sorted(runs, key=lambda r: r.wall)
+    return Run(statistics.median(r.wall for r in runs), max(r.peak for r in runs), walls[0].out)
+
+
+def load() -> str:
+    return "load average " + ", ".join(f"{x:.2f}" for x in os.getloadavg())
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--kernels", type=int, nargs="+", default=[10_000, 100_000, 1_000_000])
-    parser.add_argument("--streams", type=int, default=100_000, help="N kernels on N streams")
-    parser.add_argument("--repeats", type=int, default=3, help="runs of each, median kept")
+    parser.add_argument("--kernels", type=int, nargs="*", default=[10_000, 100_000, 1_000_000])
+    parser.add_argument(
+        "--streams", type=int, default=100_000, help="N kernels on N streams (0: skip)"
+    )
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--once-above", type=int, default=500_000)
     parser.add_argument("--dir", type=Path, default=Path(tempfile.gettempdir()))
     args = parser.parse_args()
-    print(f"{os.cpu_count()} CPUs; medians of {args.repeats} runs, floor and gaps taking turns")
+    print(f"{os.cpu_count()} CPUs, {load()}")
     print(
-        "| trace | file | load (1 min) | floor | gaps --json | ratio | gaps peak "
-        "| peak / file | exact (floor, gaps) |"
+        "| trace | file | floor | gaps --json | ratio | floor peak/file | gaps peak/file | exact |"
     )
-    print("|" + " --- |" * 9)
-    cases = [(n, 1) for n in args.kernels] + ([(args.streams, args.streams)] * bool(args.streams))
+    print("|" + " --- |" * 8)
+    cases = [(n, 1) for n in args.kernels] + [(args.streams, args.streams)] * bool(args.streams)
     for kernels, streams in cases:
         label = f"{kernels:,} kernels" + (f" on {streams:,} streams" if streams > 1 else "")
         path = args.dir / f"graphlab_gaps_vs_floor_{kernels}_{streams}.json"
@@ -67,26 +105,33 @@ def main() -> None:
         try:
             expected = write_trace(path, kernels, streams)
             size = path.stat().st_size
-            load = os.getloadavg()[0]
-            floor_cmd = [sys.executable, FLOOR, str(path)] + ["--per-stream"] * (streams > 1)
-            gaps_cmd = ["graphlab", "gaps", str(path), "--json"]
-            runs = [(timed(floor_cmd), timed(gaps_cmd)) for _ in range(args.repeats)]
+            floor_argv = [str(HERE / "trace_floor.py"), str(path)] + ["--per-stream"] * (
+                streams > 1
+            )
+            gaps_argv = ["-m", "graphlab", "gaps", str(path), "--json"]
+            repeats = 1 if kernels > args.once_above else args.repeats
+            pairs = [(measure(*floor_argv), measure(*gaps_argv)) for _ in range(repeats)]
         finally:
             path.unlink(missing_ok=True)
-        floor = statistics.median(f[0] for f, _ in runs)
-        gaps = statistics.median(g[0] for _, g in runs)
-        peak = statistics.median(g[1] for _, g in runs)
-        got = json.loads(runs[0][0][2])
-        floor_exact = (got["kernels"], got["span_ns"], got["busy_ns"], got["gaps"]) == (
-            expected.kernels, expected.span_ns, expected.busy_ns, expected.gaps,
-        )  # fmt: skip
-        gaps_exact = expected.check(json.loads(runs[0][1][2]))
+        floor, gaps = (median_run(list(column)) for column in zip(*pairs, strict=True))
+        exact = expected.check(json.loads(gaps.out)) and _floor_exact(expected, floor.out)
         print(
-            f"| {label} | {size / 1e6:,.0f} MB | {load:.2f} | {floor:.2f} s | {gaps:.2f} s "
-            f"| {gaps / floor:.2f} | {peak / 1e6:,.0f} MB | {peak / size:.2f} "
-            f"| {floor_exact}, {gaps_exact} |",
+            f"| {label} | {size / 1e6:,.0f} MB | {floor.wall:.2f} s | {gaps.wall:.2f} s "
+            f"| {gaps.wall / floor.wall:.2f} | {floor.peak / size:.2f} | {gaps.peak / size:.2f} "
+            f"| {exact} |" + (" (1 run)" if repeats == 1 else f" (median of {repeats})"),
             flush=True,
         )
+    print(load())
+
+
+def _floor_exact(expected: Expected, out: str) -> bool:
+    figures = json.loads(out)
+    return (
+        figures["kernels"] == expected.kernels
+        and figures["busy_us"] == expected.busy_ns / 1000
+        and figures["span_us"] == expected.span_ns / 1000
+        and figures["gaps"]["count"] == expected.gaps
+    )
 
 
 if __name__ == "__main__":

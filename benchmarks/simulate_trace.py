@@ -1,14 +1,14 @@
-"""How long ``graphlab simulate --kernels N --trace FILE`` takes, against its floor.
+"""How fast, and in how much memory, ``graphlab simulate --kernels N --trace`` writes its trace,
+beside its floor.
 
-Run ``python benchmarks/simulate_trace.py [--kernels 100000 1000000] [--repeats 3]
-[--dir DIR]``. For each N it runs, in fresh processes under ``/usr/bin/time`` (peak resident
-memory of the child itself), ``graphlab simulate --kernels N --kernel-us 1`` without and with
-``--trace``, and a plain writer that puts the very bytes of that trace file, already in memory, into
-a new file with one ``write`` (the floor of the writing alone). It prints the medians: the
-simulation, the simulation with its trace, what the trace adds, the plain write, the trace's size
-and the peak memory without and with the trace (the trace is written a batch of events at a time,
-so the difference is what streaming it costs), and the load average when the row began (the
-machine may be shared).
+Run ``python benchmarks/simulate_trace.py [--kernels 1000000] [--repeats 1] [--dir DIR]``. Each
+command runs in a fresh process under benchmarks/gaps_vs_floor.py's launcher (wall time, the
+child's own peak memory): ``graphlab simulate --kernels N --kernel-us 1 --trace FILE``, the same
+without ``--trace``, and a plain write of as many bytes as the trace holds, a MiB at a time, to
+the same folder. The floor is the simulation without the trace plus that plain write: what any
+writer of this file must spend, with nothing formatted. The trace is written a batch of 50,000
+events at a time (graphlab/trace/chrome.py), so its peak memory should stay near the simulation's
+own, not grow with the file. The load average is printed before and after.
 """
 
 from __future__ import annotations
@@ -16,72 +16,61 @@ from __future__ import annotations
 import argparse
 import os
 import statistics
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-# Reads the file first (not timed), then times one write of its bytes to a new file.
-PLAIN_WRITE = """
-import sys, time
-data = open(sys.argv[1], "rb").read()
-start = time.perf_counter()
-with open(sys.argv[2], "wb") as f:
-    f.write(data)
-print(time.perf_counter() - start)
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+from gaps_vs_floor import load, measure  # noqa: E402
+
+WRITE = """
+import sys
+size, path = int(sys.argv[1]), sys.argv[2]
+block = b"x" * (1 << 20)
+with open(path, "wb") as f:
+    for _ in range(size >> 20):
+        f.write(block)
+    f.write(block[: size & ((1 << 20) - 1)])
 """
-
-
-def timed(command: list[str]) -> tuple[float, int, str]:
-    """Wall seconds, peak resident bytes and stdout of one run of ``command``."""
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    proc = subprocess.run(
-        ["/usr/bin/time", "-f", "%e %M", *command],
-        capture_output=True, text=True, env=env, check=False,
-    )  # fmt: skip
-    if proc.returncode:
-        raise SystemExit(f"{' '.join(command)} failed:\n{proc.stderr}")
-    wall, peak_kb = proc.stderr.split()[-2:]
-    return float(wall), int(peak_kb) * 1024, proc.stdout
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--kernels", type=int, nargs="+", default=[100_000, 1_000_000])
-    parser.add_argument("--repeats", type=int, default=3, help="runs of each, median kept")
+    parser.add_argument("--kernels", type=int, default=1_000_000)
+    parser.add_argument("--repeats", type=int, default=1)
     parser.add_argument("--dir", type=Path, default=Path(tempfile.gettempdir()))
     args = parser.parse_args()
-    print(f"{os.cpu_count()} CPUs; medians of {args.repeats} runs")
+    print(f"{os.cpu_count()} CPUs, {load()}")
+    path = args.dir / f"graphlab_simulate_trace_{args.kernels}.json"
+    plain = args.dir / f"graphlab_simulate_trace_{args.kernels}.bytes"
+    simulate = ["-m", "graphlab", "simulate", "--kernels", str(args.kernels), "--kernel-us", "1"]
+    runs: dict[str, list] = {"trace": [], "simulate": [], "write": []}
+    try:
+        for _ in range(args.repeats):
+            runs["trace"].append(measure(*simulate, "--trace", str(path)))
+            size = path.stat().st_size
+            runs["simulate"].append(measure(*simulate))
+            runs["write"].append(measure("-c", WRITE, str(size), str(plain)))
+    finally:
+        path.unlink(missing_ok=True)
+        plain.unlink(missing_ok=True)
+    wall = {key: statistics.median(r.wall for r in rs) for key, rs in runs.items()}
+    peak = {key: max(r.peak for r in rs) for key, rs in runs.items()}
+    floor = wall["simulate"] + wall["write"]
     print(
-        "| kernels | load (1 min) | simulate | with --trace | trace adds | plain write "
-        "| trace file | peak without / with --trace |"
+        f"graphlab simulate --kernels {args.kernels:,} --kernel-us 1 --trace: "
+        f"{wall['trace']:.2f} s, "
+        f"peak {peak['trace'] / 1e6:,.0f} MB, wrote {size / 1e6:,.0f} MB "
+        f"(median of {args.repeats})\n"
+        f"floor: {floor:.2f} s = the simulation alone {wall['simulate']:.2f} s (peak "
+        f"{peak['simulate'] / 1e6:,.0f} MB) + writing {size / 1e6:,.0f} MB of plain bytes "
+        f"{wall['write']:.2f} s\n"
+        f"ratio to the floor: {wall['trace'] / floor:.2f}; peak over the simulation's own: "
+        f"{(peak['trace'] - peak['simulate']) / 1e6:+,.0f} MB "
+        f"({peak['trace'] / size:.2f} x the file)"
     )
-    print("|" + " --- |" * 8)
-    trace, copy = args.dir / "graphlab_simulate_trace.json", args.dir / "graphlab_plain.json"
-    for n in args.kernels:
-        load = os.getloadavg()[0]
-        simulate = ["graphlab", "simulate", "--kernels", str(n), "--kernel-us", "1"]
-        try:
-            bare, traced, plain = [], [], []
-            for _ in range(args.repeats):
-                bare.append(timed(simulate)[:2])
-                traced.append(timed([*simulate, "--trace", str(trace)])[:2])
-                out = timed([sys.executable, "-c", PLAIN_WRITE, str(trace), str(copy)])[2]
-                plain.append(float(out))
-            size = trace.stat().st_size
-        finally:
-            trace.unlink(missing_ok=True)
-            copy.unlink(missing_ok=True)
-        without = statistics.median(t for t, _ in bare)
-        with_trace = statistics.median(t for t, _ in traced)
-        print(
-            f"| {n:,} | {load:.2f} | {without:.2f} s | {with_trace:.2f} s "
-            f"| {with_trace - without:.2f} s | {statistics.median(plain):.2f} s "
-            f"| {size / 1e6:,.0f} MB | {statistics.median(p for _, p in bare) / 1e6:,.0f} MB / "
-            f"{statistics.median(p for _, p in traced) / 1e6:,.0f} MB |",
-            flush=True,
-        )
+    print(load())
 
 
 if __name__ == "__main__":

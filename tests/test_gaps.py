@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+from decimal import Decimal
 from pathlib import Path
 
 import numpy as np
@@ -439,3 +440,42 @@ def test_the_report_scales_each_duration_to_its_unit():
         "  all streams: span 12.925 s, busy 1.500 ms, idle 12.924 s (100.0% idle); "
         "2 gaps (median 6.462 s, p90 11.628 s, max 12.920 s)"
     )
+
+
+@pytest.mark.parametrize(
+    "name", sorted(p.name for p in TRACES.glob("*.json") if p.name != "provenance.json")
+)
+def test_lane_json_built_by_columns_equals_each_lanes_own(name):
+    # to_dict builds the streams' and devices' objects a column at a time; each lane's own
+    # Figures.to_dict builds them one figure at a time. Every number must be the same.
+    s = Timeline.from_chrome_trace(TRACES / name).summary()
+    d = s.to_dict()
+    assert d["streams"] == [lane.to_dict() for lane in s.streams] and len(s.streams) >= 1
+    assert d["devices"] == [lane.to_dict() for lane in s.devices]
+    # --json writes the lanes' text straight from the columns: the same numbers again.
+    assert json.loads(s.to_json()) == d
+
+
+def test_lane_json_past_2_to_the_53_ns():
+    # Gaps of 2**53 + 1 and 2**53 + 3 ns (104 days) are not exact as doubles: each figure is
+    # still the float nearest ns / 1000, as Python's int / int gives it.
+    big = 2**53
+    t = timeline(
+        kernel(0, 10, -1, stream=3),
+        kernel(10 + big + 1, 20 + big + 1, -1, stream=3),
+        kernel(20 + 2 * big + 4, 30 + 2 * big + 4, -1, stream=3),
+        kernel(0, 10, -1, stream=4),
+    )
+    (lane, other) = t.summary().to_dict()["streams"]
+    assert lane["gaps"] == {
+        "count": 2,
+        "median_us": (big + 2) / 1000,  # (big + 1 + big + 3) / 2
+        "p90_us": float(Decimal(repr((100 * (big + 1) + 90 * 2) / 100)) / 1000),
+        "max_us": (big + 3) / 1000,
+    }
+    assert lane["span_us"] == (30 + 2 * big + 4) / 1000
+    assert lane["idle_fraction"] == (2 * big + 4) / (30 + 2 * big + 4)
+    assert other["gaps"] == {"count": 0, "median_us": None, "p90_us": None, "max_us": None}
+    s = t.summary()
+    assert [lane.to_dict() for lane in s.streams] == s.to_dict()["streams"]
+    assert json.loads(s.to_json()) == s.to_dict()

@@ -23,7 +23,7 @@ from hypothesis import strategies as st
 
 import graphlab.support.memory
 from graphlab.errors import TraceError
-from graphlab.trace import kineto, kineto_columns
+from graphlab.trace import kineto, kineto_chunks, kineto_columns
 from graphlab.trace.decimals import us_texts_to_ns, us_to_ns
 from graphlab.trace.events import TraceWarning
 from graphlab.trace.timeline import Timeline
@@ -132,7 +132,7 @@ odd_events = st.sampled_from(
 def test_file_and_parsed_dict_give_the_same_table(tmp_path_factory, rows, wrapped):
     document = {"traceEvents": rows, "deviceProperties": [{"name": "G"}]} if wrapped else rows
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(kineto_columns, "BATCH_EVENTS", 3)  # several batches, some read each way
+        patch.setattr(kineto_chunks, "BATCH_EVENTS", 3)  # several batches, some read each way
         from_file, from_dict = load_both(tmp_path_factory.mktemp("both"), document)
     assert from_file == from_dict
 
@@ -154,7 +154,7 @@ false_cuts = st.sampled_from(
 def test_a_trace_cut_into_chunks_gives_the_same_table(tmp_path_factory, rows, chunk_bytes):
     document = {"traceEvents": rows, "deviceProperties": [{"name": "G"}]}
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(kineto_columns, "CHUNK_BYTES", chunk_bytes)  # cut after nearly any event
+        patch.setattr(kineto_chunks, "CHUNK_BYTES", chunk_bytes)  # cut after nearly any event
         patch.setattr(kineto_columns, "GROUP_EVENTS", 2)  # columns built every few events
         from_file, from_dict = load_both(tmp_path_factory.mktemp("chunks"), document)
     assert from_file == from_dict
@@ -167,9 +167,9 @@ def test_a_false_cut_is_found_and_the_events_are_read_one_text_at_a_time(tmp_pat
     text = trace_text({"traceEvents": [{**kernel, "name": "k"}, tricky]})
     array = text[text.index("[") : text.rindex("]") + 1].encode()
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(kineto_columns, "CHUNK_BYTES", 1)
+        patch.setattr(kineto_chunks, "CHUNK_BYTES", 1)
         # The first cut candidate lies inside the second event's name: that chunk cannot parse.
-        assert kineto_columns.read_array(array, "t.json", "") is None
+        assert kineto_chunks.read_array(array, "t.json", "") is None
         path = tmp_path / "t.json"
         path.write_text(text)
         t = Timeline.from_chrome_trace(path)
@@ -325,3 +325,22 @@ def test_nan_in_a_file_is_read_as_python_reads_it(tmp_path):
     path.write_text(trace_text({"traceEvents": [kernel_at("NaN", "1.000", 1)]}))
     with pytest.raises(TraceError, match="damaged"):
         Timeline.from_chrome_trace(path)
+
+
+def test_a_saved_timeline_is_read_from_disk_once(tmp_path, monkeypatch):
+    from graphlab.trace import jsonfile
+
+    traces = Path(__file__).parent / "traces"
+    original = Timeline.from_chrome_trace(traces / "multistream_replay.json")
+    path = original.save(tmp_path / "timeline.json")
+    reads = []
+    real_read_bytes = jsonfile.read_bytes
+
+    def counting_read_bytes(*args, **kwargs):
+        reads.append(args[0])
+        return real_read_bytes(*args, **kwargs)
+
+    monkeypatch.setattr(kineto, "read_bytes", counting_read_bytes)
+    again = Timeline.from_chrome_trace(path)
+    assert reads == [path]
+    assert again.to_dict() == original.to_dict()

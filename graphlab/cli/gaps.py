@@ -27,8 +27,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    import msgspec
-
     from graphlab.support.printable import printable
     from graphlab.trace.events import TraceWarning
     from graphlab.trace.timeline import Timeline
@@ -36,13 +34,7 @@ def run(args: argparse.Namespace) -> int:
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", TraceWarning)
         summary = Timeline.from_chrome_trace(args.trace).summary()
-        if args.json:
-            # msgspec writes the figures of 100,000 streams far faster than json's indenting
-            # encoder, which is pure Python.
-            figures = msgspec.json.encode(summary.to_dict())
-            text = msgspec.json.format(figures, indent=2).decode()
-        else:
-            text = summary.report()
+        text = summary.to_json() if args.json else summary.report()
     if not args.json:
         print(printable(args.trace))
     print(text)

@@ -2,9 +2,12 @@
 
 - :mod:`.events`: the flat table of events in integer nanoseconds, and the CUDA call names.
 - :mod:`.kineto`: the reader for torch.profiler / Kineto Chrome traces (and graphlab's own JSON),
-  column-wise for files (msgspec and numpy), with :mod:`.decimals` for exact times and
-  :mod:`.jsonfile` for reading files within the memory available.
-- :mod:`.gaps`: where the GPU idles, per stream and per device, graph replays included.
+  column-wise for files (msgspec and numpy): :mod:`.kineto_chunks` cuts the event list into
+  pieces, :mod:`.kineto_columns` turns their events into columns, :mod:`.duplicates` notes events
+  written twice, :mod:`.decimals` reads times exactly and :mod:`.jsonfile` reads files within the
+  memory available.
+- :mod:`.gaps`: where the GPU idles, per stream and per device, graph replays included; its
+  figures and report are in :mod:`.figures`, and those of many lanes as columns in :mod:`.lanes`.
 - :mod:`.chrome`: the Chrome-trace writer (opens in Perfetto).
 - :mod:`.timeline`: :class:`~.timeline.Timeline`, the public face on top of them.
 """

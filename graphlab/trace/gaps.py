@@ -34,150 +34,15 @@ device, the calls whose GPU work ran there.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
-from decimal import Decimal
-from typing import Any
+from dataclasses import dataclass, replace
 
 import numpy as np
 
-from graphlab.support.printable import printable
-
 from .events import GRAPH_LAUNCH_CALLS, KERNEL_LAUNCH_CALLS, EventTable, call_name
+from .figures import Figures, Stats, Summary
+from .lanes import Lanes, StatsColumns
 
 __all__ = ["Figures", "Stats", "Summary", "busy_intervals", "summarize"]
-
-
-@dataclass(frozen=True)
-class Stats:
-    """Count, median, 90th percentile and maximum of a set of durations, in ns (None if empty)."""
-
-    count: int
-    median_ns: float | None
-    p90_ns: float | None
-    max_ns: int | None
-
-    @classmethod
-    def of(cls, values_ns: np.ndarray) -> Stats:
-        values_ns = np.asarray(values_ns, dtype=np.int64)
-        (stats,) = _stats_by_lane(values_ns, np.zeros(len(values_ns), dtype=np.int64), 1)
-        return stats
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "count": self.count,
-            "median_us": _us(self.median_ns),
-            "p90_us": _us(self.p90_ns),
-            "max_us": _us(self.max_ns),
-        }
-
-
-@dataclass(frozen=True)
-class Figures:
-    """The gap-analysis figures of one lane: a stream, a device, or the whole timeline.
-
-    ``device``/``stream`` say which lane (None where the lane is a union).
-    """
-
-    device: int | None
-    stream: int | None
-    kernels: int
-    kernel_launches: int
-    graph_launches: int
-    graph_replays: int
-    span_ns: int
-    busy_ns: int
-    idle_ns: int
-    gaps: Stats
-    host_bound_gaps: int
-    launch_latency: Stats
-
-    @property
-    def idle_fraction(self) -> float | None:
-        """idle / span, or None when there is no GPU work."""
-        return self.idle_ns / self.span_ns if self.span_ns else None
-
-    def to_dict(self) -> dict[str, Any]:
-        """The ``graphlab gaps --json`` object for this lane (times in µs from integer ns)."""
-        out: dict[str, Any] = {}
-        if self.device is not None:
-            out["device"] = self.device
-        if self.stream is not None:
-            out["stream"] = self.stream
-        out.update(
-            kernels=self.kernels,
-            kernel_launches=self.kernel_launches,
-            graph_launches=self.graph_launches,
-            graph_replays=self.graph_replays,
-            span_us=_us(self.span_ns),
-            busy_us=_us(self.busy_ns),
-            idle_us=_us(self.idle_ns),
-            idle_fraction=self.idle_fraction,
-            gaps=self.gaps.to_dict(),
-            host_bound_gaps=self.host_bound_gaps,
-            launch_latency={
-                k: v for k, v in self.launch_latency.to_dict().items() if k != "max_us"
-            },
-        )
-        return out
-
-
-@dataclass(frozen=True)
-class Summary(Figures):
-    """Gap analysis of a whole timeline, with one :class:`Figures` per stream and per device."""
-
-    streams: tuple[Figures, ...] = field(default=())
-    devices: tuple[Figures, ...] = field(default=())
-    gpu: str | None = None
-
-    def to_dict(self) -> dict[str, Any]:
-        out = super().to_dict()
-        out["streams"] = [s.to_dict() for s in self.streams]
-        out["devices"] = [d.to_dict() for d in self.devices]
-        if self.gpu:
-            out["gpu"] = self.gpu
-        return out
-
-    def report(self) -> str:
-        """A short readable report (what ``graphlab gaps`` prints)."""
-        on = f" on {printable(self.gpu)}" if self.gpu else ""
-        lines = [
-            f"GPU work{on}: {_count(self.kernels, 'kernel', 'kernels')} on "
-            f"{_count(len(self.streams), 'stream', 'streams')}",
-            _lane_line("all streams", self),
-        ]
-        if self.gaps.count:
-            lines.append(
-                f"  host-bound: {self.host_bound_gaps} of {_count(self.gaps.count, 'gap', 'gaps')}"
-                " (the GPU waited for the host: the next work was not yet launched)"
-            )
-        replays = f" ({self.graph_replays} replayed in the trace)" if self.graph_launches else ""
-        lines.append(
-            f"  host: {_count(self.kernel_launches, 'kernel launch', 'kernel launches')}, "
-            f"{_count(self.graph_launches, 'graph launch', 'graph launches')}{replays}"
-        )
-        if self.launch_latency.count:
-            lines.append(
-                f"  launch latency (host call end -> GPU start): median "
-                f"{_fmt_duration(self.launch_latency.median_ns)}, p90 "
-                f"{_fmt_duration(self.launch_latency.p90_ns)} over "
-                f"{_count(self.launch_latency.count, 'host call', 'host calls')} whose GPU work "
-                "is in the trace (kernel and graph launches, and async copies and memsets)"
-            )
-            if self.launch_latency.median_ns < 0:
-                lines.append(
-                    "    (negative: the GPU started the work before the launch call returned, "
-                    "as an idle GPU can)"
-                )
-        if len(self.devices) > 1:
-            lines.extend(_lane_line(f"device {d.device}", d) for d in self.devices)
-        if len(self.streams) > 1:
-            lines.extend(
-                _lane_line(f"device {s.device} stream {s.stream}", s) for s in self.streams
-            )
-        return "\n".join(lines)
-
-    def __str__(self) -> str:
-        return self.report()
 
 
 def busy_intervals(start_ns: np.ndarray, end_ns: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -205,14 +70,31 @@ def summarize(t: EventTable) -> Summary:
     )
     device, stream = t.device[gpu], t.stream[gpu]
     index = np.arange(len(device))
+    if not len(index):
+        whole, streams, devices = _no_gpu_work(launches), (), ()
+    else:
+        whole, streams, devices = _whole_streams_devices(launches, events, index, device, stream)
+    # meta holds whatever the file held; only a string names a GPU (a number there, even
+    # Infinity, which Python's json reads, would otherwise reach `graphlab gaps --json`).
+    gpu_name = t.meta.get("gpu")
+    return Summary(
+        **{f: getattr(whole, f) for f in Figures.__dataclass_fields__},
+        streams=streams,
+        devices=devices,
+        gpu=gpu_name if isinstance(gpu_name, str) else None,
+    )
+
+
+def _whole_streams_devices(launches, events, index, device, stream):
+    """The figures of the whole timeline, of each stream and of each device (GPU work found)."""
     # np.lexsort sorts by its last key first: lanes in (device, stream) order, and within a lane
     # the events keep their order by start time.
     streams = _lanes(launches, events, np.lexsort((index, stream, device)), device, stream)
     # A device with one stream has that stream's figures, and a timeline on one device that
     # device's (but for the launch calls, which count the whole timeline's): the same events in
     # the same order, so they are not worked out again.
-    if len({f.device for f in streams}) == len(streams):
-        devices = [replace(f, stream=None) for f in streams]
+    if len(np.unique(streams.device)) == len(streams):
+        devices = streams.without_stream()
     else:
         devices = _lanes(launches, events, np.lexsort((index, device)), device, None)
     if len(devices) == 1:
@@ -223,16 +105,8 @@ def summarize(t: EventTable) -> Summary:
             graph_launches=launches.graph_launches_total,
         )
     else:
-        (whole,) = _lanes(launches, events, index, None, None) or [_no_gpu_work(launches)]
-    # meta holds whatever the file held; only a string names a GPU (a number there, even
-    # Infinity, which Python's json reads, would otherwise reach `graphlab gaps --json`).
-    gpu_name = t.meta.get("gpu")
-    return Summary(
-        **{f: getattr(whole, f) for f in Figures.__dataclass_fields__},
-        streams=tuple(streams),
-        devices=tuple(devices),
-        gpu=gpu_name if isinstance(gpu_name, str) else None,
-    )
+        whole = _lanes(launches, events, index, None, None)[0]
+    return whole, streams, devices
 
 
 @dataclass(frozen=True)
@@ -283,15 +157,13 @@ def _call_code(call: str) -> int:
     return 1 if call in KERNEL_LAUNCH_CALLS else 2 if call in GRAPH_LAUNCH_CALLS else 0
 
 
-def _lanes(launches: _Launches, g: _GpuEvents, order: np.ndarray, device, stream) -> list[Figures]:
+def _lanes(launches: _Launches, g: _GpuEvents, order: np.ndarray, device, stream) -> Lanes:
     """The figures of every lane: GPU events grouped by ``device`` (and ``stream``), or all in one.
 
     ``order`` sorts the events by lane, and by start within a lane. ``device``/``stream`` are the
     events' columns that name the lanes (None: not part of the lane's key).
     """
     n = len(order)
-    if n == 0:
-        return []
     keys = [k[order] for k in (device, stream) if k is not None]
     new_lane = np.zeros(n, dtype=bool)
     new_lane[0] = True
@@ -324,42 +196,19 @@ def _lanes(launches: _Launches, g: _GpuEvents, order: np.ndarray, device, stream
     kernels = np.bincount(lane[g.is_kernel[order]], minlength=n_lanes)
 
     whole = device is None
-    gap_stats, latency_stats = (
-        _stats_by_lane(gaps, gap_lane, n_lanes),
-        _stats_by_lane(latency, latency_lane, n_lanes),
+    return Lanes(
+        device[order][first_of_lane] if device is not None else None,
+        stream[order][first_of_lane] if stream is not None else None,
+        kernels=kernels,
+        kernel_launches=(np.full(n_lanes, launches.kernel_launches_total) if whole else ran_kernel),
+        graph_launches=np.full(n_lanes, launches.graph_launches_total) if whole else ran_graph,
+        graph_replays=ran_graph,
+        span=span,
+        busy=busy,
+        gaps=stats_by_lane(gaps, gap_lane, n_lanes),
+        host_bound_gaps=host_bound,
+        launch_latency=stats_by_lane(latency, latency_lane, n_lanes),
     )
-    lane_device = device[order][first_of_lane].tolist() if device is not None else [None] * n_lanes
-    lane_stream = stream[order][first_of_lane].tolist() if stream is not None else [None] * n_lanes
-    columns = zip(
-        lane_device,
-        lane_stream,
-        kernels.tolist(),
-        ran_kernel.tolist(),
-        ran_graph.tolist(),
-        span.tolist(),
-        busy.tolist(),
-        gap_stats,
-        host_bound.tolist(),
-        latency_stats,
-        strict=True,
-    )
-    return [
-        Figures(
-            device=d,
-            stream=s,
-            kernels=k,
-            kernel_launches=launches.kernel_launches_total if whole else rk,
-            graph_launches=launches.graph_launches_total if whole else rg,
-            graph_replays=rg,
-            span_ns=sp,
-            busy_ns=b,
-            idle_ns=sp - b,
-            gaps=gs,
-            host_bound_gaps=hb,
-            launch_latency=ls,
-        )
-        for d, s, k, rk, rg, sp, b, gs, hb, ls in columns
-    ]
 
 
 def _no_gpu_work(launches: _Launches) -> Figures:
@@ -425,34 +274,29 @@ def _first_start_per_lane_and_corr(lane, corr, start):
     return lane[firsts], corr[firsts], start[firsts]
 
 
-def _stats_by_lane(values: np.ndarray, lane: np.ndarray, n_lanes: int) -> list[Stats]:
+def stats_by_lane(values: np.ndarray, lane: np.ndarray, n_lanes: int) -> StatsColumns:
     """:class:`Stats` of ``values`` per lane (lanes 0 .. n_lanes - 1), from one sort."""
     order = np.lexsort((values, lane))
     values = values[order]
     counts = np.bincount(lane, minlength=n_lanes)
     offsets = np.cumsum(counts) - counts
     last = np.maximum(counts, 1) - 1
-    columns = [counts.tolist(), _gather(values, offsets + last)]
+    percentiles = []
     for q in (50, 90):
         # numpy's linear percentile: rank h = (n - 1) * q / 100, between v[floor h] and the next.
         low = last * q // 100
         high = np.minimum(low + 1, last)
-        columns += [_gather(values, offsets + low), _gather(values, offsets + high)]
-        columns.append((last * q % 100).tolist())
-    none = Stats(0, None, None, None)
-    # Each percentile is low + hundredths / 100 * (high - low), computed exactly on Python ints
-    # and rounded once: Python's int / int is correctly rounded.
-    return [
-        Stats(n, (100 * a + f * (b - a)) / 100, (100 * c + g * (d - c)) / 100, top) if n else none
-        for n, top, a, b, f, c, d, g in zip(*columns, strict=True)
-    ]
+        percentiles.append(
+            (_gather(values, offsets + low), _gather(values, offsets + high), last * q % 100)
+        )
+    return StatsColumns(counts, _gather(values, offsets + last), *percentiles)
 
 
-def _gather(values: np.ndarray, index: np.ndarray) -> list[int]:
-    """``values[index]`` as Python ints, 0 where the index falls outside (empty lanes)."""
+def _gather(values: np.ndarray, index: np.ndarray) -> np.ndarray:
+    """``values[index]``, 0 where the index falls outside (empty lanes)."""
     if len(values) == 0:
-        return [0] * len(index)
-    return values[np.clip(index, 0, len(values) - 1)].tolist()
+        return np.zeros(len(index), dtype=np.int64)
+    return values[np.clip(index, 0, len(values) - 1)]
 
 
 def _min_by_key(keys: np.ndarray, values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -480,49 +324,3 @@ def _find(keys: np.ndarray, query: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         return np.zeros(len(query), dtype=np.int64), np.zeros(len(query), dtype=bool)
     pos = np.minimum(np.searchsorted(keys, query), len(keys) - 1)
     return pos, (keys[pos] == query) & (query >= 0)
-
-
-def _us(ns: float | None) -> float | None:
-    """Nanoseconds to microseconds without binary round-off: the float nearest ns / 1000.
-
-    An int divided by an int is correctly rounded in Python, so whole nanoseconds (every figure
-    but an interpolated percentile) take that quick route; the rest go through their decimal text.
-    """
-    if ns is None:
-        return None
-    if isinstance(ns, int):
-        return ns / 1000
-    if ns.is_integer() and abs(ns) < 2**53:
-        return int(ns) / 1000
-    return float(Decimal(repr(ns)) / 1000)
-
-
-def _count(n: int, one: str, many: str) -> str:
-    return f"{n} {one if n == 1 else many}"
-
-
-def _fmt_duration(ns: float | None) -> str:
-    """A duration in the unit that suits it: ``20.704 µs``, ``4.488 ms``, ``12.920 s``."""
-    if ns is None:
-        return "-"
-    for unit, scale in (("s", 1e9), ("ms", 1e6)):
-        if abs(ns) >= scale:
-            return f"{ns / scale:.3f} {unit}"
-    return f"{ns / 1000:.3f} µs"
-
-
-def _lane_line(label: str, f: Figures) -> str:
-    if not f.span_ns:
-        return f"  {label}: no GPU work"
-    share = f"{100 * f.idle_fraction:.1f}% idle"
-    gaps = (
-        f"{_count(f.gaps.count, 'gap', 'gaps')} (median {_fmt_duration(f.gaps.median_ns)}, "
-        f"p90 {_fmt_duration(f.gaps.p90_ns)},"
-        f" max {_fmt_duration(f.gaps.max_ns)})"
-        if f.gaps.count
-        else "no gaps"
-    )
-    return (
-        f"  {label}: span {_fmt_duration(f.span_ns)}, busy {_fmt_duration(f.busy_ns)}, "
-        f"idle {_fmt_duration(f.idle_ns)} ({share}); {gaps}"
-    )

@@ -18,9 +18,10 @@ significant digits; a double keeps about 16).
 
 How a file is read, so that a trace of a million kernels loads faster than Python's ``json.load``
 parses it, in less than twice its size in memory: msgspec checks the whole file and keeps
-``traceEvents`` as its text, and :mod:`.kineto_columns` cuts that text into chunks between events
-and turns each chunk's events into the table's columns. A list it cannot cut (events that are
-not objects, say) is split by msgspec into the text of each event, read a batch at a time.
+``traceEvents`` as its text, :mod:`.kineto_chunks` cuts that text into chunks between events,
+and :mod:`.kineto_columns` turns each chunk's events into the table's columns. A list it cannot
+cut (events that are not objects, say) is split by msgspec into the text of each event, read a
+batch at a time. :mod:`.duplicates` notes events that appear twice.
 """
 
 from __future__ import annotations
@@ -39,9 +40,11 @@ from graphlab.errors import TraceError
 from graphlab.support.memory import describe_bytes, missing_bytes
 from graphlab.support.printable import printable, printable_json
 
+from .duplicates import duplicated_events
 from .events import SCHEMA, EventTable, TraceWarning, plain_json
 from .jsonfile import is_python_only, parse_error, python_json, read_bytes
-from .kineto_columns import Columns, duplicated_events, read_array, read_texts
+from .kineto_chunks import read_array, read_texts
+from .kineto_columns import Columns
 
 __all__ = ["MAX_TRACE_BYTES", "load_trace", "read_json"]
 
@@ -68,13 +71,17 @@ def read_json(path: str | os.PathLike) -> Any:
     and ``Infinity``, which Python's json writes, are read too.
     """
     p = _path(path)
-    data = _file_bytes(p, _PYTHON_JSON_MEMORY)
+    return _exact_json(_file_bytes(p, _PYTHON_JSON_MEMORY), printable(p))
+
+
+def _exact_json(data: bytes | bytearray, label: str) -> Any:
+    """``data`` parsed as :func:`read_json` parses a file; ``label`` names it in messages."""
     try:
         return _EXACT_JSON.decode(data)
     except (msgspec.DecodeError, RecursionError) as exc:
         if isinstance(exc, msgspec.DecodeError) and is_python_only(data, exc):
-            return python_json(printable(p), data, _EXPORT_ADVICE)
-        raise parse_error(printable(p), data, exc, _EXPORT_ADVICE) from None
+            return python_json(label, data, _EXPORT_ADVICE)
+        raise parse_error(label, data, exc, _EXPORT_ADVICE) from None
 
 
 def load_trace(src) -> EventTable:
@@ -144,22 +151,19 @@ def _load_file(p: Path, origin: str | None) -> tuple[EventTable, list[str]]:
     except (msgspec.DecodeError, RecursionError) as exc:
         if isinstance(exc, msgspec.DecodeError) and is_python_only(data, exc):
             # NaN or Infinity: JSON that Python writes; read it as Python reads it.
-            _check_room(
-                data,
-                f"{label}: holds NaN or Infinity, which only Python's slower json reads, and that",
-                "export the trace again",
-            )
+            why = "holds NaN or Infinity, which only Python's slower json reads"
+            _check_python_memory(data, label, why, "export the trace again")
             return _load_parsed(python_json(label, data, _EXPORT_ADVICE), origin)
         raise parse_error(label, data, exc, _EXPORT_ADVICE) from None
     top = {}
     if isinstance(document, _Document):
         top = {k: _small_json(getattr(document, k), label) for k in _TOP_KEYS}
         if top["schema"] == SCHEMA:
-            # A graphlab timeline: its bytes are read already, so they are decoded into Python
-            # values from here, not read from the file and scanned a second time.
+            # A timeline is read whole into Python objects, from the bytes already read.
             del document
-            _check_room(data, f"{label}: a graphlab timeline this large", "save a shorter one")
-            return EventTable.from_dict(_EXACT_JSON.decode(data)), []
+            why = "is a graphlab timeline, read whole as Python objects"
+            _check_python_memory(data, label, why, "free some memory or save a shorter timeline")
+            return EventTable.from_dict(_exact_json(data, label)), []
         _refuse_other_graphlab_files(top, origin)
         if memoryview(document.traceEvents)[:1] != b"[":  # missing, or not a list
             raise TraceError(
@@ -174,12 +178,12 @@ def _load_file(p: Path, origin: str | None) -> tuple[EventTable, list[str]]:
     return _table(columns, top, origin)
 
 
-def _check_room(data: bytes | bytearray, what: str, advice: str) -> None:
-    """TraceError unless there is memory to decode ``data`` into Python values."""
+def _check_python_memory(data: bytes | bytearray, label: str, why: str, advice: str) -> None:
+    """TraceError when parsing ``data`` into Python objects needs more memory than is free."""
     short = missing_bytes(int(len(data) * _PYTHON_JSON_MEMORY))
     if short:
         raise TraceError(
-            f"{what} needs about {describe_bytes(short[0])} of memory "
+            f"{label}: {why}, and that needs about {describe_bytes(short[0])} of memory "
             f"({describe_bytes(short[1])} available): {advice}"
         ) from None
 

@@ -1,7 +1,7 @@
 """Kineto trace events into the event table's columns, a batch at a time, and what is suspect.
 
 Two routes give the same columns. The fast one decodes a batch of events (a chunk of the file's
-event list, :func:`read_array`, or of their texts, :func:`read_texts`) with msgspec into small
+event list, or of their texts, as :mod:`.kineto_chunks` cuts them) with msgspec into small
 structs that keep only the fields the table uses (times stay as their text, read exactly by
 :mod:`.decimals`), takes each field out of the batch at once while it is fresh in the CPU's cache,
 and builds numpy columns from many batches together. The careful one reads already parsed events
@@ -24,21 +24,11 @@ from graphlab.errors import TraceError
 
 from .decimals import PAD, us_padded_texts_to_ns, us_to_ns
 from .events import SYNC_CALLS, EventTable, call_name
-from .jsonfile import objects_with_repeated_keys, parse_error, python_json
+from .jsonfile import objects_with_repeated_keys, python_json
 
-__all__ = [
-    "BATCH_EVENTS",
-    "CHUNK_BYTES",
-    "Columns",
-    "duplicated_events",
-    "read_array",
-    "read_texts",
-]
+__all__ = ["GROUP_EVENTS", "Columns"]
 
-BATCH_EVENTS = 2_000  # events decoded at a time (their memory is freed before the next batch)
 GROUP_EVENTS = 32_768  # events whose fields are turned into columns together
-CHUNK_BYTES = 1 << 19  # about 2,000 Kineto events, decoded at a time by read_array
-_LONGEST_CHUNK = 1 << 25  # a chunk read_array would have to make longer is left to read_texts
 
 # Host calls that submit work to a stream, recognised by name even when the trace holds no GPU
 # event with their correlation id (the profiler window may have closed before the work ran).
@@ -64,7 +54,6 @@ _COLUMN_NAMES = ("kind", "name", "start", "dur", "device", "stream", "thread", "
 # Stands for an id that is missing or not an integer while columns are combined; -1 in the table.
 _MISSING = _INT64_MIN
 _DIGITS = re.compile(r"-?[0-9]{1,18}")
-_CUT = re.compile(rb"\}[ \t\n\r]*,[ \t\n\r]*\{")  # where one event may end and the next begin
 # The keys of an event's times, which an event holds once. A batch in which one of them occurs
 # (as text) more often than it has events holds an event that repeats it, or a string equal to
 # it: only then is the batch parsed again to count the objects that repeat a key. The usual trace
@@ -468,64 +457,6 @@ class _Gathered:
         return start, dur
 
 
-def read_array(array: msgspec.Raw, origin: str, advice: str) -> Columns | None:
-    """The columns of ``array``, the valid JSON text of a list (the trace's events), read a chunk
-    of about :data:`CHUNK_BYTES` at a time; None when it cannot be cut into chunks, for
-    :func:`read_texts` to read its events one text at a time instead.
-
-    The list is cut after a ``}`` that a comma and a ``{`` follow, which is where one event
-    ends and the next begins, unless that ``}`` is inside a string or closes an object nested in
-    an event. Then the chunk before it, in brackets, is not valid JSON, since its last string or
-    object never closes: so a chunk that parses proves its cut right, and together the chunks
-    hold exactly the list's events. A chunk that does not parse gives None (and so does any
-    other error: :func:`read_texts` meets it again and says it as it always does).
-    """
-    columns = Columns()
-    view = memoryview(array)
-    end = view.nbytes - 1  # the closing bracket
-    begin = 1
-    while begin < end:
-        cut = _CUT.search(view, begin + CHUNK_BYTES, end) if begin + CHUNK_BYTES < end else None
-        stop = cut.start() + 1 if cut else end
-        if stop - begin > _LONGEST_CHUNK:
-            return None  # events that are not objects, or a huge event: not worth the memory
-        try:
-            columns.add_text(b"".join((b"[", view[begin:stop], b"]")), origin, advice)
-        except (msgspec.DecodeError, TraceError):
-            return None
-        begin = cut.end() - 1 if cut else end  # the next event's opening brace
-    columns.flush(f"{origin}: ")
-    return columns
-
-
-def read_texts(texts: list[msgspec.Raw], origin: str, advice: str) -> Columns:
-    """Decode the events' texts a batch at a time; a batch the fast route refuses is re-read.
-
-    ``origin`` names the file in messages and ``advice`` says how to export a good one.
-    """
-    columns = Columns()
-    for begin in range(0, len(texts), BATCH_EVENTS):
-        batch = texts[begin : begin + BATCH_EVENTS]
-        text = _array_text(batch)
-        try:
-            columns.add_text(text, origin, advice)
-        except msgspec.DecodeError as exc:  # invalid UTF-8 in a string the first pass skipped
-            columns.flush(f"{origin}: ")  # a bad time earlier in the trace is said first
-            raise parse_error(origin, text, exc, advice) from None
-        # The batch's texts are done with: let their memory go while the next batch is read.
-        texts[begin : begin + BATCH_EVENTS] = [None] * len(batch)
-    columns.flush(f"{origin}: ")
-    return columns
-
-
-def _array_text(texts: list[msgspec.Raw]) -> bytes:
-    """The JSON array of ``texts``, copying them once: the brackets ride on the first and last
-    text (``b"[" + b",".join(texts) + b"]"`` would copy the whole batch three times)."""
-    if len(texts) == 1:
-        return b"[" + texts[0] + b"]"
-    return b",".join([b"[" + texts[0], *texts[1:-1], bytes(texts[-1]) + b"]"])
-
-
 def _lower(cat: Any) -> str:
     return "" if cat is msgspec.UNSET else str(cat).lower()
 
@@ -590,37 +521,3 @@ def _ids(values: list, default: np.ndarray | int = -1) -> np.ndarray:
 
 def _count(n: int, one: str, many: str) -> str:
     return f"{n} {one if n == 1 else many}"
-
-
-def duplicated_events(t: EventTable) -> list[str]:
-    """A note when some events appear twice, identical in every column (a merged or doubled
-    trace). Rows are sorted by start, so twins are among the rows sharing a start with a neighbour.
-    """
-    start = t.start_ns
-    if len(start) < 2:
-        return []
-    shared = np.zeros(len(start), dtype=bool)
-    shared[1:] |= start[1:] == start[:-1]
-    shared[:-1] |= start[1:] == start[:-1]
-    rows = np.flatnonzero(shared)
-    if not len(rows):
-        return []
-    keys = [
-        np.unique(t.name[rows].astype(str), return_inverse=True)[1].reshape(-1),
-        np.unique(t.kind[rows], return_inverse=True)[1].reshape(-1),
-        *(getattr(t, col)[rows] for col in ("dur_ns", "device", "stream", "thread", "correlation")),
-        t.start_ns[rows],
-    ]
-    order = np.lexsort(keys)
-    same = np.ones(len(rows) - 1, dtype=bool)
-    for key in keys:
-        ordered = key[order]
-        same &= ordered[1:] == ordered[:-1]
-    twins = int(same.sum())
-    if not twins:
-        return []
-    return [
-        f"{_count(twins, 'event is an exact copy', 'events are exact copies')} of another event "
-        "(same kind, name, times, device, stream, thread and correlation), and each copy is "
-        "counted: was the trace merged or written twice? Export it again"
-    ]

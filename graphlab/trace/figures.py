@@ -1,0 +1,226 @@
+"""The figures of a gap analysis and how they are said: :class:`Stats`, :class:`Figures` (one
+lane: a stream, a device, or the whole timeline) and :class:`Summary` (the whole timeline with
+every stream and device), their ``graphlab gaps --json`` objects and their readable report.
+
+The definitions of every figure are in :mod:`.gaps`, which works them out. Microsecond figures
+are ns / 1000 with no other rounding (:func:`us`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from decimal import Decimal
+from typing import Any
+
+import msgspec
+
+from graphlab.support.printable import printable
+
+__all__ = ["Figures", "Stats", "Summary", "percentile_ns", "us"]
+
+
+@dataclass(frozen=True)
+class Stats:
+    """Count, median, 90th percentile and maximum of a set of durations, in ns (None if empty)."""
+
+    count: int
+    median_ns: float | None
+    p90_ns: float | None
+    max_ns: int | None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "count": self.count,
+            "median_us": us(self.median_ns),
+            "p90_us": us(self.p90_ns),
+            "max_us": us(self.max_ns),
+        }
+
+
+@dataclass(frozen=True)
+class Figures:
+    """The gap-analysis figures of one lane: a stream, a device, or the whole timeline.
+
+    ``device``/``stream`` say which lane (None where the lane is a union).
+    """
+
+    device: int | None
+    stream: int | None
+    kernels: int
+    kernel_launches: int
+    graph_launches: int
+    graph_replays: int
+    span_ns: int
+    busy_ns: int
+    idle_ns: int
+    gaps: Stats
+    host_bound_gaps: int
+    launch_latency: Stats
+
+    @property
+    def idle_fraction(self) -> float | None:
+        """idle / span, or None when there is no GPU work."""
+        return self.idle_ns / self.span_ns if self.span_ns else None
+
+    def to_dict(self) -> dict[str, Any]:
+        """The ``graphlab gaps --json`` object for this lane (times in µs from integer ns)."""
+        out: dict[str, Any] = {}
+        if self.device is not None:
+            out["device"] = self.device
+        if self.stream is not None:
+            out["stream"] = self.stream
+        out.update(
+            kernels=self.kernels,
+            kernel_launches=self.kernel_launches,
+            graph_launches=self.graph_launches,
+            graph_replays=self.graph_replays,
+            span_us=us(self.span_ns),
+            busy_us=us(self.busy_ns),
+            idle_us=us(self.idle_ns),
+            idle_fraction=self.idle_fraction,
+            gaps=self.gaps.to_dict(),
+            host_bound_gaps=self.host_bound_gaps,
+            launch_latency={
+                k: v for k, v in self.launch_latency.to_dict().items() if k != "max_us"
+            },
+        )
+        return out
+
+
+@dataclass(frozen=True)
+class Summary(Figures):
+    """Gap analysis of a whole timeline, with one :class:`Figures` per stream and per device."""
+
+    streams: Sequence[Figures] = field(default=())
+    devices: Sequence[Figures] = field(default=())
+    gpu: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        out = super().to_dict()
+        out["streams"] = _dicts(self.streams)
+        out["devices"] = _dicts(self.devices)
+        if self.gpu:
+            out["gpu"] = self.gpu
+        return out
+
+    def to_json(self) -> str:
+        """:meth:`to_dict` as JSON text (``graphlab gaps --json``): the whole timeline's figures
+        indented, then each stream and device on a line of its own.
+
+        A trace with 100,000 streams prints 100,000 lines, not 3 million, and their text is
+        written from the figures' columns (:meth:`.lanes.Lanes.json_rows`) with no dict between.
+        """
+        encode = msgspec.json.Encoder().encode
+        whole = super().to_dict()
+        if self.gpu:
+            whole["gpu"] = self.gpu
+        parts = [msgspec.json.format(encode(whole), indent=2).decode()[:-2]]
+        for key, lanes in (("streams", self.streams), ("devices", self.devices)):
+            json_rows = getattr(lanes, "json_rows", None)
+            rows = json_rows() if json_rows else [encode(lane.to_dict()).decode() for lane in lanes]
+            parts.append(
+                f',\n  "{key}": [' + ("\n    " + ",\n    ".join(rows) + "\n  ]" if rows else "]")
+            )
+        return "".join(parts) + "\n}"
+
+    def report(self) -> str:
+        """A short readable report (what ``graphlab gaps`` prints)."""
+        on = f" on {printable(self.gpu)}" if self.gpu else ""
+        lines = [
+            f"GPU work{on}: {_count(self.kernels, 'kernel', 'kernels')} on "
+            f"{_count(len(self.streams), 'stream', 'streams')}",
+            _lane_line("all streams", self),
+        ]
+        if self.gaps.count:
+            lines.append(
+                f"  host-bound: {self.host_bound_gaps} of {_count(self.gaps.count, 'gap', 'gaps')}"
+                " (the GPU waited for the host: the next work was not yet launched)"
+            )
+        replays = f" ({self.graph_replays} replayed in the trace)" if self.graph_launches else ""
+        lines.append(
+            f"  host: {_count(self.kernel_launches, 'kernel launch', 'kernel launches')}, "
+            f"{_count(self.graph_launches, 'graph launch', 'graph launches')}{replays}"
+        )
+        if self.launch_latency.count:
+            lines.append(
+                f"  launch latency (host call end -> GPU start): median "
+                f"{_fmt_duration(self.launch_latency.median_ns)}, p90 "
+                f"{_fmt_duration(self.launch_latency.p90_ns)} over "
+                f"{_count(self.launch_latency.count, 'host call', 'host calls')} whose GPU work "
+                "is in the trace (kernel and graph launches, and async copies and memsets)"
+            )
+            if self.launch_latency.median_ns < 0:
+                lines.append(
+                    "    (negative: the GPU started the work before the launch call returned, "
+                    "as an idle GPU can)"
+                )
+        if len(self.devices) > 1:
+            lines.extend(_lane_line(f"device {d.device}", d) for d in self.devices)
+        if len(self.streams) > 1:
+            lines.extend(
+                _lane_line(f"device {s.device} stream {s.stream}", s) for s in self.streams
+            )
+        return "\n".join(lines)
+
+    def __str__(self) -> str:
+        return self.report()
+
+
+def percentile_ns(low: int, high: int, hundredths: int) -> float:
+    """numpy's linear percentile between two neighbouring ranks' values, ``hundredths`` of the
+    way from ``low`` to ``high``: computed exactly on Python ints and rounded once (Python's
+    int / int is correctly rounded)."""
+    return (100 * low + hundredths * (high - low)) / 100
+
+
+def us(ns: float | None) -> float | None:
+    """Nanoseconds to microseconds without binary round-off: the float nearest ns / 1000.
+
+    An int divided by an int is correctly rounded in Python, so whole nanoseconds (every figure
+    but an interpolated percentile) take that quick route; the rest go through their decimal text.
+    """
+    if ns is None:
+        return None
+    if isinstance(ns, int):
+        return ns / 1000
+    if ns.is_integer() and abs(ns) < 2**53:
+        return int(ns) / 1000
+    return float(Decimal(repr(ns)) / 1000)
+
+
+def _count(n: int, one: str, many: str) -> str:
+    return f"{n} {one if n == 1 else many}"
+
+
+def _fmt_duration(ns: float | None) -> str:
+    """A duration in the unit that suits it: ``20.704 µs``, ``4.488 ms``, ``12.920 s``."""
+    if ns is None:
+        return "-"
+    for unit, scale in (("s", 1e9), ("ms", 1e6)):
+        if abs(ns) >= scale:
+            return f"{ns / scale:.3f} {unit}"
+    return f"{ns / 1000:.3f} µs"
+
+
+def _lane_line(label: str, f: Figures) -> str:
+    if not f.span_ns:
+        return f"  {label}: no GPU work"
+    share = f"{100 * f.idle_fraction:.1f}% idle"
+    gaps = (
+        f"{_count(f.gaps.count, 'gap', 'gaps')} (median {_fmt_duration(f.gaps.median_ns)}, "
+        f"p90 {_fmt_duration(f.gaps.p90_ns)},"
+        f" max {_fmt_duration(f.gaps.max_ns)})"
+        if f.gaps.count
+        else "no gaps"
+    )
+    return (
+        f"  {label}: span {_fmt_duration(f.span_ns)}, busy {_fmt_duration(f.busy_ns)}, "
+        f"idle {_fmt_duration(f.idle_ns)} ({share}); {gaps}"
+    )
+
+
+def _dicts(lanes: Sequence[Figures]) -> list[dict[str, Any]]:
+    """The ``to_dict`` of each lane; :class:`~.lanes.Lanes` builds them a column at a time."""
+    to_dicts = getattr(lanes, "to_dicts", None)
+    return to_dicts() if to_dicts else [lane.to_dict() for lane in lanes]
