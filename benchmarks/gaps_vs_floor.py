@@ -19,7 +19,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import shutil
 import statistics
 import subprocess
 import sys
@@ -30,7 +29,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 sys.path.insert(0, str(HERE))
-from trace_scale import BYTES_PER_KERNEL, Expected, write_trace  # noqa: E402
+from trace_scale import Expected, generated_traces  # noqa: E402
 
 
 @dataclass(frozen=True)
@@ -95,24 +94,12 @@ def main() -> None:
         "| trace | file | floor | gaps --json | ratio | floor peak/file | gaps peak/file | exact |"
     )
     print("|" + " --- |" * 8)
-    cases = [(n, 1) for n in args.kernels] + [(args.streams, args.streams)] * bool(args.streams)
-    for kernels, streams in cases:
-        label = f"{kernels:,} kernels" + (f" on {streams:,} streams" if streams > 1 else "")
-        path = args.dir / f"graphlab_gaps_vs_floor_{kernels}_{streams}.json"
-        if shutil.disk_usage(args.dir).free < 2 * kernels * BYTES_PER_KERNEL:
-            print(f"| {label} | skipped: not enough room in {args.dir} |")
-            continue
-        try:
-            expected = write_trace(path, kernels, streams)
-            size = path.stat().st_size
-            floor_argv = [str(HERE / "trace_floor.py"), str(path)] + ["--per-stream"] * (
-                streams > 1
-            )
-            gaps_argv = ["-m", "graphlab", "gaps", str(path), "--json"]
-            repeats = 1 if kernels > args.once_above else args.repeats
-            pairs = [(measure(*floor_argv), measure(*gaps_argv)) for _ in range(repeats)]
-        finally:
-            path.unlink(missing_ok=True)
+    for label, path, expected, kernels, streams in generated_traces(args, "gaps_vs_floor"):
+        size = path.stat().st_size
+        floor_argv = [str(HERE / "trace_floor.py"), str(path)] + ["--per-stream"] * (streams > 1)
+        gaps_argv = ["-m", "graphlab", "gaps", str(path), "--json"]
+        repeats = 1 if kernels > args.once_above else args.repeats
+        pairs = [(measure(*floor_argv), measure(*gaps_argv)) for _ in range(repeats)]
         floor, gaps = (median_run(list(column)) for column in zip(*pairs, strict=True))
         exact = expected.check(json.loads(gaps.out)) and _floor_exact(expected, floor.out)
         print(

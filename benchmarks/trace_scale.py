@@ -233,6 +233,27 @@ def mb(n: float) -> str:
     return f"{n / 1e6:,.0f} MB"
 
 
+def generated_traces(args: argparse.Namespace, stem: str, keep: bool = False):
+    """Each case of ``--kernels`` (one stream) and ``--streams`` as
+    ``(label, path, expected, kernels, streams)``.
+
+    The trace is written to ``args.dir`` before the case and removed after it (unless ``keep``);
+    a case the disk has no room for is printed as a skipped table row.
+    """
+    cases = [(n, 1) for n in args.kernels] + ([(args.streams, args.streams)] * bool(args.streams))
+    for kernels, streams in cases:
+        label = f"{kernels:,} kernels" + (f" on {streams:,} streams" if streams > 1 else "")
+        path = args.dir / f"graphlab_{stem}_{kernels}_{streams}.json"
+        if shutil.disk_usage(args.dir).free < 2 * kernels * BYTES_PER_KERNEL:
+            print(f"| {label} | skipped: not enough room in {args.dir} |")
+            continue
+        try:
+            yield label, path, write_trace(path, kernels, streams), kernels, streams
+        finally:
+            if not keep:
+                path.unlink(missing_ok=True)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--kernels", type=int, nargs="+", default=[10_000, 100_000, 1_000_000])
@@ -259,20 +280,9 @@ def main() -> None:
         "| json.load peak | gaps peak | gaps peak / file | (gaps peak - python) / file | exact |"
     )
     print("|" + " --- |" * 13)
-    cases = [(n, 1) for n in args.kernels] + ([(args.streams, args.streams)] * bool(args.streams))
-    for kernels, streams in cases:
-        label = f"{kernels:,} kernels" + (f" on {streams:,} streams" if streams > 1 else "")
-        path = args.dir / f"graphlab_trace_scale_{kernels}_{streams}.json"
-        if shutil.disk_usage(args.dir).free < 2 * kernels * BYTES_PER_KERNEL:
-            print(f"| {label} | skipped: not enough room in {args.dir} |")
-            continue
-        try:
-            expected = write_trace(path, kernels, streams)
-            size = path.stat().st_size
-            load, gaps = best_of_each(args.repeats, (JSON_LOAD, GAPS), str(path))
-        finally:
-            if not args.keep:
-                path.unlink(missing_ok=True)
+    for label, path, expected, _, _ in generated_traces(args, "trace_scale", keep=args.keep):
+        size = path.stat().st_size
+        load, gaps = best_of_each(args.repeats, (JSON_LOAD, GAPS), str(path))
         print(
             f"| {label} | {mb(size)} | {load.wall:.2f} s | {gaps.wall:.2f} s "
             f"| {gaps.wall / load.wall:.2f} | {load.work:.2f} s | {gaps.work:.2f} s "

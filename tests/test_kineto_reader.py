@@ -261,8 +261,8 @@ def test_a_timeline_too_big_to_decode_is_refused_after_one_read(tmp_path, monkey
     # Reading needs 1.6 times the file (156 KiB), decoding into Python values 8 times (781 KiB).
     monkeypatch.setattr(graphlab.support.memory, "available_bytes", lambda: 300_000)
     expected = (
-        r"a graphlab timeline this large needs about 781 KiB of memory \(293 KiB available\): "
-        "save a shorter one"
+        r"t.json: is a graphlab timeline, read whole as Python objects, and that needs about "
+        r"781 KiB of memory \(293 KiB available\): free some memory or save a shorter timeline"
     )
     with pytest.raises(TraceError, match=expected):
         Timeline.from_chrome_trace(path)
