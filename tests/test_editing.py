@@ -138,8 +138,11 @@ def test_an_emulated_graph_and_another_kind_are_refused_together(inputs):
     from graphlab import emulator
 
     emulated = emulator.CUDAGraph(keep_graph=True)
-    # torch's graph class, made without its constructor, which a CPU build of torch refuses.
-    torch_graph = object.__new__(torch.cuda.CUDAGraph)
+    # torch's graph class, made without its constructor, which a machine without a GPU refuses.
+    try:  # a CPU build of torch: a Python class over a dummy base
+        torch_graph = object.__new__(torch.cuda.CUDAGraph)
+    except TypeError:  # a CUDA build (torch 2.5's wheels): its C++ base must make it
+        torch_graph = torch._C._CUDAGraph.__new__(torch.cuda.CUDAGraph)
     with pytest.raises(GraphUpdateError, match="the same `cuda`"):
         update_graph(emulated, torch_graph)
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ctypes
 import os
+import pickle
 import signal
 import sys
 import threading
@@ -17,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from graphlab.errors import GraphlabError
+from graphlab.failures import isolation
 from graphlab.failures.explanation import explain
 from graphlab.failures.isolation import IsolatedFailure, demonstrate, isolated
 
@@ -407,3 +409,14 @@ def test_a_cgroup_stops_what_a_child_that_died_left_behind(tmp_path, how):
     pid = run_detaching(tmp_path / "pid", how, "die")
     assert not running(pid)
     assert not probe.exists()
+
+
+def test_a_function_sent_by_value_keeps_the_file_it_was_defined_in():
+    # cloudpickle 3.1+ sends such code as "<dynamic-code>": the child's traceback then lost the
+    # notebook cell's lines, and a host sync in a cell was explained as another refused call.
+    namespace = {"__name__": "__main__"}
+    cell = "def outer(x):\n    def inner():\n        return x.item()\n    return inner\n"
+    exec(compile(cell, "/tmp/ipykernel_1/1234.py", "exec"), namespace)
+    sent = pickle.loads(isolation._dumps(namespace["outer"](3)))
+    assert sent.__code__.co_filename == "/tmp/ipykernel_1/1234.py"
+    assert sent.__code__.co_firstlineno == 2

@@ -41,6 +41,7 @@ from __future__ import annotations
 import codecs
 import contextlib
 import faulthandler
+import io
 import linecache
 import math
 import multiprocessing
@@ -51,11 +52,13 @@ import signal
 import sys
 import time
 import traceback
+import types
+from collections import ChainMap
 from collections.abc import Callable
 from multiprocessing.connection import Connection
 from multiprocessing.process import BaseProcess
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from graphlab.errors import GraphlabError
 
@@ -73,6 +76,40 @@ DEFAULT_TIMEOUT_S = 120.0
 _STDERR_TAIL = 8000  # characters of the child's stderr kept to explain a crash
 _KILL_GRACE_S = 2.0  # after SIGTERM, how long a child gets before SIGKILL
 _EXIT_GRACE_S = 10.0  # after sending its outcome, how long a child gets to exit by itself
+
+
+def _code_with_file(rebuild: Any, args: tuple[Any, ...], filename: str) -> types.CodeType:
+    """A code object as cloudpickle rebuilds it, with the file it was defined in put back."""
+    code: types.CodeType = rebuild(*args).replace(co_filename=filename)
+    return code
+
+
+def _dumps(obj: object) -> bytes:
+    """Pickle ``obj`` for the child, keeping the file name of every function sent by value.
+
+    cloudpickle 3.1 and later send a notebook function's code with the file name
+    ``<dynamic-code>`` (a payload that does not depend on where it was defined), so the child's
+    traceback could not show the cell's lines that :func:`_cell_sources` sends, nor could
+    :func:`explain` read ``x.item()`` on the line that failed. Each code object is sent as
+    cloudpickle sends it, plus its file name.
+    """
+    if _pickler.__name__ != "cloudpickle":
+        plain: bytes = _pickler.dumps(obj)
+        return plain
+    reduce_code = _pickler.Pickler.dispatch_table[types.CodeType]
+
+    def keeping_file(code: types.CodeType) -> tuple[Any, ...]:
+        rebuild, args = reduce_code(code)
+        return _code_with_file, (rebuild, args, code.co_filename)
+
+    class Pickler(_pickler.Pickler):  # type: ignore[misc]  # cloudpickle: no types
+        dispatch_table: ClassVar[ChainMap[Any, Any]] = ChainMap(
+            {types.CodeType: keeping_file}, _pickler.Pickler.dispatch_table
+        )
+
+    buffer = io.BytesIO()
+    Pickler(buffer).dump(obj)
+    return buffer.getvalue()
 
 
 class IsolatedFailure(GraphlabError, RuntimeError):
@@ -119,7 +156,7 @@ def isolated(
             "or move the function into a module."
         )
     try:
-        payload = _pickler.dumps((fn, args, kwargs, _cell_sources()))
+        payload = _dumps((fn, args, kwargs, _cell_sources()))
     except Exception as exc:
         raise GraphlabError(
             f"cannot send {getattr(fn, '__name__', fn)!r} and its arguments to a child process "
