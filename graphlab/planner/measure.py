@@ -48,6 +48,7 @@ import numpy as np
 
 from graphlab.errors import NeedsGPUError, PlannerError
 
+from ..timing.captured import warm_up
 from ..timing.clocks import event_time_us
 from ..timing.side_stream import side_stream
 from .inputs import COST_FIELDS, CostTable
@@ -154,20 +155,8 @@ def _mlp(device: Any, largest: int) -> Builder:
 
 # Sets of fresh step inputs the timed loops cycle through, as lesson 06's end-to-end loops do.
 FRESH_SETS = 4
+# Eager runs on the capture stream before each capture (graphlab.timing.captured.warm_up).
 WARMUPS = 3
-
-
-def _warm_up(fn: Callable[..., Any], inputs: tuple, stream: Any) -> None:
-    """Run ``fn`` on the capture stream first, as ``torch.cuda.graph`` asks (lazy cuBLAS and
-    allocator set-up must not happen inside the capture)."""
-    import torch
-
-    stream.wait_stream(torch.cuda.current_stream())
-    with torch.cuda.stream(stream):
-        for _ in range(WARMUPS):
-            fn(*inputs)
-    torch.cuda.current_stream().wait_stream(stream)
-    torch.cuda.synchronize()
 
 
 def _capture(fn: Callable[..., Any], inputs: tuple, pool: Any = None) -> tuple[Any, float, float]:
@@ -182,7 +171,7 @@ def _capture(fn: Callable[..., Any], inputs: tuple, pool: Any = None) -> tuple[A
     import torch
 
     stream = side_stream(torch.cuda)
-    _warm_up(fn, inputs, stream)
+    warm_up(fn, inputs, stream, WARMUPS)
     torch.cuda.empty_cache()
     before = torch.cuda.memory_reserved()
     start = time.perf_counter()
