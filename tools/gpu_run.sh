@@ -61,16 +61,18 @@ for step in "$@"; do
     fidelity) run_step fidelity python3 tests/fidelity/record_outcomes.py "$stage/h200_outcomes.json" ;;
     # A GPU machine may lack the Jupyter server and hub packages: their test modules hold no
     # cuda-marked test, so a collection error there must not stop the GPU tests.
-    cudatests) run_step cudatests python3 -m pytest -m cuda -p no:cacheprovider -q -rs \
+    # -n 0: one GPU test at a time, so that no other test shares the GPU while one times it.
+    cudatests) run_step cudatests python3 -m pytest -m cuda -p no:cacheprovider -q -rs -n 0 \
       --continue-on-collection-errors tests ;;
     notebooks) run_step notebooks python3 tools/execute_notebooks.py ${NOTEBOOKS:-}
       mkdir -p "$stage/notebooks" && cp notebooks/*.ipynb "$stage/notebooks/" ;;
     nbval) run_step nbval python3 -m pytest -p no:cacheprovider -q \
-      ${NBVAL_WORKERS:+-n "$NBVAL_WORKERS"} notebooks ;;
+      -n "${NBVAL_WORKERS:-0}" notebooks ;;
     peaks) cp graphlab/workshop/peaks.json "$stage/peaks.json"
       run_step peaks python3 tools/measure_lessons.py --out "$stage/peaks.json" \
         --executed "$stage/executed" ;;
-    nbval16) IPYTHONDIR=$(card16) run_step nbval16 python3 -m pytest -p no:cacheprovider -q notebooks ;;
+    nbval16) IPYTHONDIR=$(card16) run_step nbval16 python3 -m pytest -p no:cacheprovider -q -n 0 \
+      notebooks ;;
     memory) run_step memory python3 benchmarks/memory_rounds.py --json "$stage/memory_rounds.json" ;;
     memoryfid) run_step memoryfid python3 benchmarks/memory_rounds.py --only fidelity \
       --json "$stage/memory_rounds_fidelity.json" ;;

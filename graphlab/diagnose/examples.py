@@ -16,6 +16,8 @@ fixed seed, so two calls build the same model.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import torch
 from torch import nn
 
@@ -34,6 +36,9 @@ SEED = 16
 
 class _Layer(nn.Module):
     """Pre-norm attention over a key/value cache, then an MLP: the kernels of one decode step."""
+
+    keys: torch.Tensor  # buffers, registered in __init__
+    values: torch.Tensor
 
     def __init__(self, width: int, heads: int, cache: int, batch: int):
         super().__init__()
@@ -54,13 +59,22 @@ class _Layer(nn.Module):
         q = self.q(self.norm1(x)).view(batch, self.heads, 1, width // self.heads)
         attended = nn.functional.scaled_dot_product_attention(q, self.keys, self.values)
         x = x + self.out(attended.reshape(batch, width))
-        return x + self.mlp(self.norm2(x))
+        mlp: torch.Tensor = self.mlp(self.norm2(x))
+        return x + mlp
 
 
 class DecoderStep(nn.Module):
     """A decoder's step for one new token per sequence: ``hidden (batch, width) -> logits``."""
 
-    def __init__(self, layers=4, width=256, heads=4, cache=128, batch=8, vocab=1024):
+    def __init__(
+        self,
+        layers: int = 4,
+        width: int = 256,
+        heads: int = 4,
+        cache: int = 128,
+        batch: int = 8,
+        vocab: int = 1024,
+    ):
         super().__init__()
         self.layers = nn.ModuleList(_Layer(width, heads, cache, batch) for _ in range(layers))
         self.norm = nn.LayerNorm(width)
@@ -69,10 +83,11 @@ class DecoderStep(nn.Module):
     def forward(self, hidden: torch.Tensor) -> torch.Tensor:
         for layer in self.layers:
             hidden = layer(hidden)
-        return self.head(self.norm(hidden))
+        logits: torch.Tensor = self.head(self.norm(hidden))
+        return logits
 
 
-def decoder_step(batch: int = 8):
+def decoder_step(batch: int = 8) -> tuple[DecoderStep, tuple[torch.Tensor]]:
     """``(DecoderStep, (hidden,))`` on graphlab's device, in eval mode (no dropout)."""
     device = backend().device
     torch.manual_seed(SEED)
@@ -92,20 +107,22 @@ class Branchy(nn.Module):
         self.proj = nn.Linear(width, width)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        h = self.proj(x)
+        h: torch.Tensor = self.proj(x)
         if h.mean().item() > 0:
             h = h * 2
         return h[h > 0].sum()
 
 
-def branchy():
+def branchy() -> tuple[Branchy, tuple[torch.Tensor]]:
     """``(Branchy, (x,))`` on graphlab's device."""
     device = backend().device
     torch.manual_seed(SEED)
     return Branchy().to(device), (torch.randn(32, 64, device=device),)
 
 
-def training_step(capturable: bool = False):
+def training_step(
+    capturable: bool = False,
+) -> tuple[Callable[[torch.Tensor, torch.Tensor], torch.Tensor], tuple[torch.Tensor, torch.Tensor]]:
     """``(step, (x, target))``: forward, backward and ``Adam.step()`` of a small MLP.
 
     ``capturable=False`` is Adam's default; a graph needs ``capturable=True``. The step returns
@@ -123,5 +140,5 @@ def training_step(capturable: bool = False):
         optimizer.zero_grad(set_to_none=False)  # keep .grad's memory: a graph writes into it
         return loss.detach()
 
-    step.model, step.optimizer = model, optimizer
+    step.model, step.optimizer = model, optimizer  # type: ignore[attr-defined]
     return step, (torch.randn(16, 32, device=device), torch.randn(16, 1, device=device))
