@@ -9,6 +9,10 @@ blocker scan, the emulator's capture and the simulator's estimate. The first run
 also pays for one-off imports and, on a GPU, for compiling; both are printed, with the CPU time
 of this process (the child's, on a GPU, is not in it) and the load average, since on a shared
 machine the wall time also counts waiting for a core.
+
+The last H200 run (torch 2.11, 2026-12-04) is ``benchmarks/results/diagnose_h200.txt``: this
+script's output, then ``graphlab diagnose graphlab/diagnose/examples.py:NAME --json`` for
+``decoder_step``, ``branchy`` and ``training_step``, each followed by its exit status.
 """
 
 from __future__ import annotations
