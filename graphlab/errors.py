@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import textwrap
 
+from graphlab.language import gettext as _
+
 __all__ = [
     "CaptureError",
     "CheckFailed",
@@ -85,7 +87,8 @@ class CheckFailed(GraphlabError, AssertionError):
 
     def block(self) -> str:
         """The failure as the learner sees it: a headline, the message, what to reread."""
-        lines = [f"{self.exercise or 'your answer'}: not right yet"]
+        exercise = self.exercise or _("your answer")
+        lines = [_("{exercise}: not right yet").format(exercise=exercise)]
         for paragraph in str(self).splitlines():
             indent = "  " + paragraph[: len(paragraph) - len(paragraph.lstrip())]
             lines += textwrap.wrap(
@@ -97,7 +100,7 @@ class CheckFailed(GraphlabError, AssertionError):
                 break_on_hyphens=False,
             )
         if self.reread:
-            lines.append(f"  Reread: {self.reread}")
+            lines.append("  " + _("Reread: {section}").format(section=self.reread))
         return "\n".join(lines)
 
     def _render_traceback_(self) -> list[str]:

@@ -8,7 +8,8 @@ the hook below sets ``GRAPHLAB_RUN_SOLUTIONS=1`` around the set-up of the cells 
 only, so a JupyterLab that another test starts in the same run still hides the solutions.
 
 The checkers record each result in the learner's progress file; the kernels nbval starts write to
-a file of the test run instead (``GRAPHLAB_PROGRESS``), never to the real one.
+a file of the test run instead (``GRAPHLAB_PROGRESS``), never to the real one. The kernels speak
+English (``GRAPHLAB_LANG=en``), as the stored outputs do, whatever this machine's locale.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ import pytest
 
 from graphlab.course.progress import ENV as PROGRESS
 from graphlab.course.solutions import RUN_SOLUTIONS
+from graphlab.language import ENV as LANGUAGE
 
 # One scratch progress file for the whole run, in a fresh temporary folder.
 SCRATCH_PROGRESS = Path(tempfile.mkdtemp(prefix="graphlab-nbval-")) / "progress.json"
@@ -30,4 +32,5 @@ def pytest_runtest_setup(item):
     with pytest.MonkeyPatch.context() as env:
         env.setenv(RUN_SOLUTIONS, "1")
         env.setenv(PROGRESS, str(SCRATCH_PROGRESS))
+        env.setenv(LANGUAGE, "en")
         yield

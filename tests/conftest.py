@@ -8,6 +8,9 @@
   tests that drive a real JupyterLab, JupyterHub or chromium, and those that wait out a time limit
   or start a fresh Python per case. ``pytest -m "not slow"`` runs the rest, the quick check while
   editing.
+- The tests read graphlab's messages in English, whatever this machine's locale:
+  ``GRAPHLAB_LANG=en`` for the whole run, the kernels nbval starts included (tests of another
+  language set it themselves).
 - pytest-xdist (``-n auto --dist loadfile`` in pyproject.toml) hands each file to a free worker
   in the order collected here: the files with slow tests come first, so that no long file is left
   to run alone at the end. ``auto`` is one worker more than the CPUs: many slow tests wait (for a
@@ -21,6 +24,10 @@ import types
 
 import pytest
 import torch
+
+from graphlab.language import ENV as LANGUAGE
+
+os.environ[LANGUAGE] = "en"
 
 # Slow tests in files that carry no marker of their own: the whole file (each of its tests starts
 # a fresh Python) or one test (two processes, one of which waits out a time limit).

@@ -27,8 +27,11 @@ from typing import Any, NoReturn
 import torch
 
 from graphlab.backend import backend, cuda_module
+from graphlab.course.headings import section_title
 from graphlab.errors import CheckFailed
 from graphlab.failures.recovery import current_stream, recover
+from graphlab.language import gettext as _
+from graphlab.language import language
 
 from ._feedback import (
     crash_message,
@@ -67,7 +70,14 @@ class Section:
     title: str
 
     def __str__(self) -> str:
-        return f'lesson {self.lesson}, section {self.number} "{plain_title(self.title)}"'
+        """The section as feedback names it, titled as the learner's language's lesson is."""
+        lang = language()
+        title = (
+            section_title(self.lesson, self.number, lang) if lang != "en" else None
+        ) or self.title
+        return _('lesson {lesson}, section {number} "{title}"').format(
+            lesson=self.lesson, number=self.number, title=plain_title(title)
+        )
 
 
 class _NotAttempted(Exception):
@@ -117,8 +127,10 @@ def exercise(reread: Section) -> Callable[[Callable[..., None]], Callable[..., N
                 check(*answers)
             except _NotAttempted as stub:
                 print(
-                    f"not attempted yet: {stub.name} — write your answer in the cell above, "
-                    "then run this check again"
+                    _(
+                        "not attempted yet: {name} — write your answer in the cell above, "
+                        "then run this check again"
+                    ).format(name=stub.name)
                 )
                 return
             except CheckFailed as failure:
@@ -178,7 +190,7 @@ def call(fn: Callable[..., Any], *args: Any, name: str) -> Any:
         message, lesson = crash_message(name, exc)
         failure = CheckFailed(message)
         if lesson:
-            failure.reread = f"lesson {lesson}"
+            failure.reread = _("lesson {lesson}").format(lesson=lesson)
         raise failure from exc
 
 
@@ -301,7 +313,8 @@ def rounded(value: float, expected: float) -> bool:
 
 def passed(what: str, yours: Any, expected: Any) -> None:
     """Print the success line of a check."""
-    print(f"PASSED {what}: yours {fmt(yours)} vs expected {fmt(expected)}")
+    line = _("PASSED {what}: yours {yours} vs expected {expected}")
+    print(line.format(what=what, yours=fmt(yours), expected=fmt(expected)))
 
 
 def same(a: torch.Tensor, b: torch.Tensor, *, exact: bool = True) -> bool:

@@ -7,6 +7,7 @@
 - :mod:`.workspace`: the learner's own copy of the lessons, never overwritten, reset on request.
 - :mod:`.banner`: what a notebook prints above a result: where it came from (live or recorded).
 - :mod:`.links`: every link, badge and install line, derived from ``[project.urls]``.
+- :mod:`.headings`: a lesson's section titles in a translation, for feedback in that language.
 - ``lab_config/``: the JupyterLab settings ``graphlab lab`` runs the course with.
 
 Running a workshop for many learners (readiness, measured lesson peaks, the instructor's view) is
