@@ -26,7 +26,7 @@ import warnings
 from functools import cache
 from pathlib import Path
 
-__all__ = ["DOMAIN", "ENV", "LANGUAGES", "LOCALE_DIR", "gettext", "language", "ngettext"]
+__all__ = ["DOMAIN", "ENV", "LANGUAGES", "LOCALE_DIR", "N_", "gettext", "language", "ngettext"]
 
 ENV = "GRAPHLAB_LANG"
 #: The languages graphlab speaks: English, in which every message is written, and its catalogs'.
@@ -95,3 +95,9 @@ def gettext(message: str) -> str:
 def ngettext(singular: str, plural: str, n: int) -> str:
     """The form of ``singular``/``plural`` for ``n``, in the current :func:`language`."""
     return _translations(language()).ngettext(singular, plural, n)
+
+
+def N_(message: str) -> str:
+    """``message`` itself: marks text that is defined once, at import, for the catalogue, and is
+    translated with :func:`gettext` where it is shown, in the language of that moment."""
+    return message

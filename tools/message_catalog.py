@@ -1,7 +1,8 @@
 """graphlab's messages in other languages: the gettext catalog of the package's own strings.
 
 A message is marked where it is written, ``_("not right yet")`` (``_`` being
-:func:`graphlab.language.gettext`), or ``ngettext(singular, plural, n)``. Its translations live in
+:func:`graphlab.language.gettext`), or ``ngettext(singular, plural, n)``; text defined at import
+and translated where it is shown is marked ``N_("...")``. Its translations live in
 ``graphlab/locale/<lang>/LC_MESSAGES/graphlab.po``, and Python reads the compiled ``graphlab.mo``
 beside it, which is committed so that an installation needs no build step.
 
@@ -33,7 +34,7 @@ from graphlab.support.atomic import write_text_atomically
 
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = ROOT / "graphlab"
-KEYWORDS = {"_": None, "ngettext": (1, 2)}
+KEYWORDS = {"_": None, "N_": None, "ngettext": (1, 2)}
 TRANSLATED = tuple(lang for lang in LANGUAGES if lang != "en")
 
 

@@ -27,6 +27,8 @@ from dataclasses import dataclass
 from types import TracebackType
 from typing import Any, Literal, cast
 
+from graphlab.language import gettext as _
+
 from .catalogue import CATALOGUE, Failure
 from .recovery import current_stream, recover
 
@@ -63,28 +65,24 @@ class Explanation:
         return self.key != "unknown"
 
     def __str__(self) -> str:
-        lines = [
-            self.title,
-            f"  What you saw: {self.seen}",
-            f"  Cause: {self.cause}",
-            f"  Fix: {self.fix}",
-        ]
+        return "\n".join([self.title, *(f"  {name}: {text}" for name, text in self._rows())])
+
+    def _rows(self) -> list[tuple[str, str]]:
+        """The explanation's labelled lines, labels in the learner's language."""
+        rows = [(_("What you saw"), self.seen), (_("Cause"), self.cause), (_("Fix"), self.fix)]
         if self.lesson:
-            lines.append(f"  Lesson: {self.lesson}")
-        return "\n".join(lines)
+            rows.append((_("Lesson"), self.lesson))
+        return rows
 
     def _repr_pretty_(self, printer: Any, cycle: bool) -> None:
         printer.text(str(self))  # IPython in a terminal: the readable text, not the dataclass
 
     def _repr_html_(self) -> str:
         # Every field may carry text from the error message, so every field is escaped.
-        rows = [("What you saw", self.seen), ("Cause", self.cause), ("Fix", self.fix)]
-        if self.lesson:
-            rows.append(("Lesson", self.lesson))
         body = "".join(
             f"<dt style='font-weight:bold'>{html.escape(name)}</dt>"
             f"<dd style='margin:0 0 0.4em 1em'>{html.escape(text)}</dd>"
-            for name, text in rows
+            for name, text in self._rows()
         )
         return (
             "<div class='graphlab-explanation' style='border-left:4px solid #c0392b;"
@@ -132,13 +130,13 @@ def _unknown(text: str) -> Explanation:
     """The explanation of a failure the catalogue does not know."""
     return Explanation(
         key="unknown",
-        title="graphlab does not recognise this error",
+        title=_("graphlab does not recognise this error"),
         seen=_shorten(text),
-        cause=(
+        cause=_(
             "This message is not in graphlab's catalogue of CUDA Graph failures, so it may have "
             "nothing to do with graphs."
         ),
-        fix=(
+        fix=_(
             "Run the same code eagerly, without capturing it: if it fails there too, fix that "
             "first. If it only fails inside a capture, compare it with graphlab.failures.catalogue."
         ),
@@ -276,10 +274,10 @@ def _matches(entry: Failure, text: str, source: str) -> bool:
 def _explanation(entry: Failure, text: str) -> Explanation:
     return Explanation(
         key=entry.key,
-        title=entry.title,
+        title=_(entry.title),
         seen=_shorten(text),
-        cause=entry.cause,
-        fix=entry.fix,
+        cause=_(entry.cause),
+        fix=_(entry.fix),
         lesson=entry.lesson,
     )
 
