@@ -200,6 +200,14 @@ def test_readme_lines_list_binder_and_a_colab_badge_per_lesson():
     )
     assert lines[4].startswith("| [Lesson 00 — Start here](notebooks/00_start_here.ipynb) | ")
     assert f"colab.research.google.com/github/{slug}/blob/main/notebooks/01_kernel_gaps" in lines[5]
+    chinese = badges.readme_lines(titles, {"zh_CN/00_start_here.ipynb": "第 00 课 — 从这里开始"})
+    assert chinese[:6] == lines
+    assert chinese[6:10] == ["", "简体中文 (Simplified Chinese):", "", "| 课 | 打开 |"]
+    assert chinese[11] == (
+        "| [第 00 课 — 从这里开始](notebooks/zh_CN/00_start_here.ipynb) | [![Open In Colab]"
+        "(https://colab.research.google.com/assets/colab-badge.svg)](https://colab.research."
+        f"google.com/github/{slug}/blob/main/notebooks/zh_CN/00_start_here.ipynb) |"
+    )
 
 
 def test_a_non_github_url_is_refused_with_advice():

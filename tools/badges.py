@@ -7,7 +7,9 @@ reinstall (``pip install -e .``, so the package metadata carries the new URL) an
     python tools/badges.py --check   # exit 1 if anything is out of date (changes nothing)
 
 In README.md the block between the ``<!-- lessons:start -->`` and ``<!-- lessons:end -->`` markers
-is generated: a Binder badge and one "Open in Colab" badge per lesson.
+is generated: a Binder badge and one "Open in Colab" badge per lesson, then the same for each
+translated lesson (``notebooks/zh_CN/``). A translated lesson's own badge is written when it is
+built from its catalog: after changing the URL, run ``python tools/lesson_catalogs.py build`` too.
 """
 
 from __future__ import annotations
@@ -35,11 +37,16 @@ def title(notebook) -> str:
     return ""
 
 
-def readme_lines(titles: dict[str, str]) -> list[str]:
-    """The README block: Binder badge, then a table of lessons with their Colab badges."""
+def readme_lines(titles: dict[str, str], chinese: dict[str, str] | None = None) -> list[str]:
+    """The README block: Binder badge, then a table of lessons with their Colab badges, then
+    (when there are any) the Chinese lessons' table, keyed ``zh_CN/NN_topic.ipynb``."""
     lines = [course.binder_badge(), "", "| lesson | open |", "| --- | --- |"]
     for name, text in titles.items():
         lines.append(f"| [{text}](notebooks/{name}) | {course.colab_badge(name)} |")
+    if chinese:
+        lines += ["", "简体中文 (Simplified Chinese):", "", "| 课 | 打开 |", "| --- | --- |"]
+        for name, text in chinese.items():
+            lines.append(f"| [{text}](notebooks/{name}) | {course.colab_badge(name)} |")
     return lines
 
 
@@ -65,8 +72,12 @@ def main(argv: list[str] | None = None) -> int:
             if not args.check:
                 with atomic_writer(path) as out:
                     nbformat.write(notebook, out)
+    chinese = {
+        f"zh_CN/{path.name}": title(nbformat.read(path, as_version=4))
+        for path in sorted((NOTEBOOKS / "zh_CN").glob("[0-9][0-9]_*.ipynb"))
+    }
     readme = README.read_text(encoding="utf-8")
-    fresh = readme_with_lessons(readme, readme_lines(titles))
+    fresh = readme_with_lessons(readme, readme_lines(titles, chinese))
     if fresh != readme:
         stale.append(README.name)
         if not args.check:
