@@ -160,12 +160,11 @@ def _label(failure: CheckFailed, names: str, reread: Section) -> None:
 
 def _unreadable(names: str, exc: Exception) -> str:
     where = learner_frame(exc)
-    at = f"\n  at {where}" if where else ""
-    return (
-        f"what {names} returned could not be checked: {type(exc).__name__}: "
-        f"{safe_text(exc)}{at}\nReturn what the exercise asks for: plain numbers, tensors, "
-        "lists or tuples of them."
-    )
+    at = "\n  " + _("at {where}").format(where=where) if where else ""
+    return _(
+        "what {names} returned could not be checked: {error}{at}\nReturn what the exercise asks "
+        "for: plain numbers, tensors, lists or tuples of them."
+    ).format(names=names, error=f"{type(exc).__name__}: {safe_text(exc)}", at=at)
 
 
 def call(fn: Callable[..., Any], *args: Any, name: str) -> Any:
@@ -177,7 +176,8 @@ def call(fn: Callable[..., Any], *args: Any, name: str) -> Any:
     capture of theirs left behind (its side stream current, its memory pool) is put back first.
     """
     if not callable(fn):
-        fail(f"{name} should be a function you define above, not {type(fn).__name__}.")
+        message = _("{name} should be a function you define above, not {kind}.")
+        fail(message.format(name=name, kind=type(fn).__name__))
     stream = current_stream()
     try:
         return fn(*args)
@@ -200,7 +200,10 @@ def fmt(value: Any) -> str:
         try:
             flat = value.detach().to("cpu", torch.float64).flatten().tolist()
         except Exception:  # a meta tensor, say: it has a shape but no values
-            return f"a tensor of shape {tuple(value.shape)} on {value.device}"
+            shape = tuple(value.shape)
+            return _("a tensor of shape {shape} on {device}").format(
+                shape=shape, device=value.device
+            )
         shown = ", ".join(f"{v:g}" for v in flat[:6])
         more = ", ..." if len(flat) > 6 else ""
         return f"[{shown}{more}]"
@@ -216,11 +219,13 @@ def fmt(value: Any) -> str:
 def copy_advice(output: str = "static_y") -> str:
     """How to keep a copy of the graph's ``output``, with the emulator's trap when it is live."""
     if backend().is_cuda:
-        return f"Keep {output}.clone() (or .cpu(), which copies to the host)."
-    return (
-        f"Keep {output}.clone(). (Here, on the CPU emulator, .cpu() and .to('cpu') return the "
+        return _("Keep {output}.clone() (or .cpu(), which copies to the host).").format(
+            output=output
+        )
+    return _(
+        "Keep {output}.clone(). (Here, on the CPU emulator, .cpu() and .to('cpu') return the "
         "very same tensor, not a copy.)"
-    )
+    ).format(output=output)
 
 
 def tensor(value: Any, what: str) -> torch.Tensor:
@@ -231,35 +236,41 @@ def tensor(value: Any, what: str) -> torch.Tensor:
     not an answer.
     """
     if not isinstance(value, torch.Tensor):
-        fail(f"{what} should be a tensor, not {safe_repr(value)}.")
+        fail(_("{what} should be a tensor, not {value}.").format(what=what, value=safe_repr(value)))
     if value.device.type == "meta":
-        fail(
-            f"{what} is a tensor on the meta device: it has a shape but no values. Return the "
+        message = _(
+            "{what} is a tensor on the meta device: it has a shape but no values. Return the "
             "tensor the graph computed."
         )
+        fail(message.format(what=what))
     if value.layout != torch.strided:
-        fail(f"{what} should be an ordinary dense tensor, not a {value.layout} one.")
+        message = _("{what} should be an ordinary dense tensor, not a {layout} one.")
+        fail(message.format(what=what, layout=value.layout))
     return value
 
 
 def pair(value: Any, what: str) -> tuple[Any, Any]:
     """``value`` as a pair: a tuple or a list of two elements; otherwise CheckFailed."""
     if not isinstance(value, (tuple, list)) or len(value) != 2:
-        fail(f"{what}, not {safe_repr(value)}.")
+        fail(_("{what}, not {value}.").format(what=what, value=safe_repr(value)))
     return value[0], value[1]
 
 
 def graph_and_tensor(
-    value: Any, cuda: Any, function: str, second: str, label: str, into: str = "you captured into"
+    value: Any, cuda: Any, function: str, second: str, label: str, into: str | None = None
 ) -> tuple[Any, torch.Tensor]:
     """``function``'s result as ``(graph, tensor)``: a pair of a cuda.CUDAGraph and a tensor.
 
-    ``second`` names the tensor in the expected pair, ``label`` in the message about it.
+    ``second`` names the tensor in the expected pair, ``label`` in the message about it, and
+    ``into`` says what the graph should be (by default, the one the learner captured into).
     """
-    graph, out = pair(value, f"{function} should return a pair (graph, {second})")
+    expected = _("{function} should return a pair (graph, {second})")
+    graph, out = pair(value, expected.format(function=function, second=second))
     if not isinstance(graph, cuda.CUDAGraph):
-        fail(f"the first element should be the cuda.CUDAGraph {into}, not {type(graph).__name__}.")
-    return graph, tensor(out, f"the second element ({label})")
+        message = _("the first element should be the cuda.CUDAGraph {into}, not {kind}.")
+        into = into or _("you captured into")
+        fail(message.format(into=into, kind=type(graph).__name__))
+    return graph, tensor(out, _("the second element ({label})").format(label=label))
 
 
 def number(yours: Any, should: str) -> float:
@@ -269,37 +280,38 @@ def number(yours: Any, should: str) -> float:
     when it spells a number: the exercise asks for a value, not its text.
     """
     if isinstance(yours, torch.Tensor):
-        tensor(yours, "your answer")
+        tensor(yours, _("your answer"))
         if yours.numel() != 1:
-            fail(f"{should}, not a tensor of {yours.numel()} elements ({fmt(yours)}).")
+            message = _("{should}, not a tensor of {count} elements ({values}).")
+            fail(message.format(should=should, count=yours.numel(), values=fmt(yours)))
     if isinstance(yours, (str, bytes)):
-        fail(f"{should}, not the text {safe_repr(yours)}.")
+        fail(_("{should}, not the text {text}.").format(should=should, text=safe_repr(yours)))
     try:
         return float(yours)
     except OverflowError:
         size = (
-            f" (about 10**{int(yours.bit_length() * math.log10(2))})"
+            _(" (about 10**{digits})").format(digits=int(yours.bit_length() * math.log10(2)))
             if isinstance(yours, int)
             else ""
         )
-        fail(f"{should}: what it returned is too large for a float{size}.")
+        message = _("{should}: what it returned is too large for a float{size}.")
+        fail(message.format(should=should, size=size))
     except (TypeError, ValueError):
-        fail(f"{should}, not {safe_repr(yours)}.")
+        fail(_("{what}, not {value}.").format(what=should, value=safe_repr(yours)))
     except Exception as exc:  # the learner's own __float__ raised
-        fail(
-            f"{should}: float() of what you returned raised {type(exc).__name__}: {safe_text(exc)}."
-        )
+        message = _("{should}: float() of what you returned raised {error}.")
+        fail(message.format(should=should, error=f"{type(exc).__name__}: {safe_text(exc)}"))
 
 
 def not_fixed(values: list[float], name: str, inputs: str, reread: Section | None = None) -> None:
     """Fail when the last of the learner's answers ``values`` (wrong, the caller has found)
     repeats an earlier one for other ``inputs``: the answer does not depend on its input."""
     if values[-1] in values[:-1]:
-        fail(
-            f"{name} gave the same answer, {values[-1]:.6g}, for two different {inputs}: "
-            "compute it from its arguments.",
-            reread,
+        message = _(
+            "{name} gave the same answer, {value:.6g}, for two different {inputs}: compute it "
+            "from its arguments."
         )
+        fail(message.format(name=name, value=values[-1], inputs=inputs), reread)
 
 
 def rounded(value: float, expected: float) -> bool:

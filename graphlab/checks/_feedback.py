@@ -21,6 +21,7 @@ import torch
 import graphlab
 from graphlab.errors import GraphlabError
 from graphlab.failures.explanation import Explanation, explain
+from graphlab.language import gettext as _
 
 __all__ = [
     "crash_message",
@@ -90,7 +91,7 @@ def _where(filename: str, line: int | None) -> str:
     shell = getattr(sys.modules.get("IPython"), "get_ipython", lambda: None)()
     name = getattr(getattr(shell, "compile", None), "format_code_name", lambda _: None)(filename)
     label = f"{name[0]} {name[1]}" if name else filename
-    return f"{label}, line {line}"
+    return _("{place}, line {line}").format(place=label, line=line)
 
 
 def learner_frame(exc: BaseException) -> str | None:
@@ -102,7 +103,10 @@ def learner_frame(exc: BaseException) -> str | None:
     for frame in reversed(frames):
         if _theirs(frame.filename):
             source = f": {frame.line.strip()}" if frame.line else ""
-            return f"{_where(frame.filename, frame.lineno)}, in {frame.name}{source}"
+            where = _where(frame.filename, frame.lineno)
+            return _("{where}, in {function}{source}").format(
+                where=where, function=frame.name, source=source
+            )
     return None
 
 
@@ -147,16 +151,21 @@ def crash_message(name: str, exc: BaseException) -> tuple[str, str]:
     The message names the error, the learner's line that raised it, and, when the catalogue knows
     the error, its cause and fix; ``lesson`` is the lesson that covers it ("" when unknown).
     """
-    lines = [f"{name} raised {type(exc).__name__}: {safe_text(exc)}"]
+    error = f"{type(exc).__name__}: {safe_text(exc)}"
+    lines = [_("{name} raised {error}").format(name=name, error=error)]
     # The first error is the one to point at: a capture spoiled by an .item() fails again when
     # its `with` block ends, and that later error is the one raised.
     where = next(filter(None, map(learner_frame, reversed(_chain(exc)))), None)
     if where:
-        lines.append(f"  at {where}")
+        lines.append("  " + _("at {where}").format(where=where))
     explanation = _explanation(exc)
     if explanation is None:
         return "\n".join(lines), ""
-    lines += [explanation.title, f"  Cause: {explanation.cause}", f"  Fix: {explanation.fix}"]
+    lines += [
+        explanation.title,
+        f"  {_('Cause')}: {explanation.cause}",
+        f"  {_('Fix')}: {explanation.fix}",
+    ]
     return "\n".join(lines), explanation.lesson
 
 
@@ -181,4 +190,5 @@ def record_result(lesson: str, exercise: str, passed: bool) -> None:
         why = safe_text(exc)
         if not isinstance(exc, (GraphlabError, OSError)):  # unforeseen: its type says more
             why = f"{type(exc).__name__}: {why}"
-        warnings.warn(f"graphlab could not save your progress: {why}", stacklevel=3)
+        message = _("graphlab could not save your progress: {why}").format(why=why)
+        warnings.warn(message, stacklevel=3)
