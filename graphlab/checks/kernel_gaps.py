@@ -7,6 +7,7 @@ from typing import Any
 
 import torch
 
+from graphlab.language import gettext as _
 from graphlab.trace.timeline import Timeline
 
 from ._core import (
@@ -33,7 +34,7 @@ CHAINS = ((7, 5), (50, 16))
 
 
 def _chain(x: torch.Tensor, n: int) -> torch.Tensor:
-    for _ in range(n):
+    for _step in range(n):
         x = x + 1
     return x
 
@@ -66,22 +67,23 @@ def check_capture_chain(capture_chain: Callable[..., Any]) -> None:
             "static_out",
         )
         if address(static_x) != before:
-            fail(
+            message = _(
                 "capture_chain gave static_x other memory (static_x.data = ... or set_()): the "
                 "checker copies new inputs into the memory it handed you. Leave static_x as it is "
-                "and capture the chain from it.",
-                COPY_IN,
+                "and capture the chain from it."
             )
+            fail(message, COPY_IN)
         if shares_memory(static_out, static_x):
-            fail(
+            message = _(
                 "static_out is static_x itself (or a view of it): in-place additions on the input "
                 "are applied again at every replay, to whatever it holds by then. Compute new "
-                "tensors, out = out + 1, starting from static_x.",
-                ACCUMULATE,
+                "tensors, out = out + 1, starting from static_x."
             )
+            fail(message, ACCUMULATE)
         for k, new in enumerate(_new_inputs(size, device)):
             _replay_on(graph, static_x, static_out, new, n, count_kernels=k == 0)
-    passed(f"chain of {n} kernels replayed on new data", static_out, _chain(new, n))
+    what = _("chain of {n} kernels replayed on new data").format(n=n)
+    passed(what, static_out, _chain(new, n))
 
 
 def _replay_on(
@@ -101,31 +103,32 @@ def _replay_on(
     else:
         graph.replay()
     if same(static_out, _chain(torch.zeros_like(new), n), exact=False):
-        fail(
+        message = _(
             "after copying new data into static_x and replaying, static_out still holds the "
-            "result for zeros: compute it inside `with cuda.graph(g):` from static_x itself.",
-            COPY_IN,
+            "result for zeros: compute it inside `with cuda.graph(g):` from static_x itself."
         )
+        fail(message, COPY_IN)
     if kernels is not None and kernels < n:
-        fail(
-            f"one replay of your graph ran {kernels} kernel(s), not the chain's {n}: capture "
-            f"`out = out + 1` {n} times, each its own kernel. A graph replays exactly the "
-            "kernels you launched while capturing; it does not merge them (that is fusion).",
-            NOT_CHANGED,
+        message = _(
+            "one replay of your graph ran {kernels} kernel(s), not the chain's {n}: capture "
+            "`out = out + 1` {n} times, each its own kernel. A graph replays exactly the "
+            "kernels you launched while capturing; it does not merge them (that is fusion)."
         )
+        fail(message.format(kernels=kernels, n=n), NOT_CHANGED)
     if not same(static_x, new):
-        fail(
+        message = _(
             "your graph writes into static_x: after a replay it no longer holds the input the "
             "checker copied in. In-place additions on the input are applied again at every "
-            "replay; compute new tensors, out = out + 1.",
-            ACCUMULATE,
+            "replay; compute new tensors, out = out + 1."
         )
+        fail(message, ACCUMULATE)
     expected = _chain(new, n)
     if not same(static_out, expected, exact=False):
-        fail(
-            f"after a replay on {fmt(new)} static_out is {fmt(static_out)}, expected "
-            f"{fmt(expected)}: the chain should add 1, {n} times."
+        message = _(
+            "after a replay on {new} static_out is {yours}, expected {expected}: the chain "
+            "should add 1, {n} times."
         )
+        fail(message.format(new=fmt(new), yours=fmt(static_out), expected=fmt(expected), n=n))
 
 
 def replay_timeline() -> Timeline:
@@ -192,21 +195,23 @@ def _diagnose(value: float, t: Timeline) -> None:
     graph_launches = (t.kind == "launch") & (t.name == "cudaGraphLaunch")
     replayed = kernels & (t.correlation[:, None] == t.correlation[graph_launches]).any(axis=1)
     if value == kernels.sum():
-        fail(
-            f"you counted every kernel ({value:g}): keep only those whose correlation id is the "
+        message = _(
+            "you counted every kernel ({value:g}): keep only those whose correlation id is the "
             "first cudaGraphLaunch's."
         )
+        fail(message.format(value=value))
     if value == replayed.sum():
-        fail(
-            f"you counted the kernels of every replay ({value:g}): keep only the first "
+        message = _(
+            "you counted the kernels of every replay ({value:g}): keep only the first "
             "cudaGraphLaunch's correlation id."
         )
+        fail(message.format(value=value))
     if value in (graph_launches.sum(), (t.kind == "launch").sum()):
-        fail(
-            f"you got {value:g}: that counts launch calls. A single cudaGraphLaunch submits many "
-            "kernels; count the kernel events sharing its correlation id.",
-            READING,
+        message = _(
+            "you got {value:g}: that counts launch calls. A single cudaGraphLaunch submits many "
+            "kernels; count the kernel events sharing its correlation id."
         )
+        fail(message.format(value=value), READING)
 
 
 @exercise(KERNELS_EXERCISE)
@@ -219,10 +224,12 @@ def check_kernels_per_replay(kernels_per_replay: Callable[..., Any]) -> None:
     counts = []
     for t, expected in _timelines():
         yours = call(kernels_per_replay, t, name="kernels_per_replay")
-        counts.append(number(yours, "kernels_per_replay should return a number of kernels"))
+        should = _("kernels_per_replay should return a number of kernels")
+        counts.append(number(yours, should))
         if counts[-1] == expected:
             continue
-        not_fixed(counts, "kernels_per_replay", "timelines", READING)
+        not_fixed(counts, "kernels_per_replay", _("timelines"), READING)
         _diagnose(counts[-1], t)
-        fail(f"kernels_per_replay returned {fmt(yours)}, expected {expected} for this timeline.")
-    passed("kernels in the first replay", counts[0], 3)
+        message = _("kernels_per_replay returned {yours}, expected {expected} for this timeline.")
+        fail(message.format(yours=fmt(yours), expected=expected))
+    passed(_("kernels in the first replay"), counts[0], 3)

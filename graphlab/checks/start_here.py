@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from graphlab.language import gettext as _
 from graphlab.trace.timeline import Timeline
 
 from ._core import call, exercise, fail, not_fixed, number, passed, rounded
@@ -64,22 +65,27 @@ def _diagnose(value: float, t: Timeline, expected: float) -> None:
     gpu = t.is_gpu
     busy = float(t.dur_ns[gpu].sum())
     if abs(value - t.dur_ns.sum() / (t.end_ns.max() - t.start_ns.min())) < 1e-9:
-        fail(
-            f"you got {value:.4g}: you counted the host launch calls as GPU work. Keep only "
-            "GPU events: t.select(t.is_gpu).",
-            READING,
+        message = _(
+            "you got {value:.4g}: you counted the host launch calls as GPU work. Keep only "
+            "GPU events: t.select(t.is_gpu)."
         )
+        fail(message.format(value=value), READING)
     if abs(value - busy / (t.end_ns[gpu].max() - t.start_ns.min())) < 1e-9:
-        fail(
-            f"you got {value:.4g}: you divided by the whole timeline's span. The GPU's span starts "
-            f"at its first event's start ({int(t.start_ns[gpu].min())} ns), not at the first "
-            "host call.",
-            READING,
+        message = _(
+            "you got {value:.4g}: you divided by the whole timeline's span. The GPU's span starts "
+            "at its first event's start ({start} ns), not at the first host call."
         )
+        fail(message.format(value=value, start=int(t.start_ns[gpu].min())), READING)
     if any(abs(value - v) < 1e-6 for v in (100 * expected, busy, busy / 1000)):
-        fail(f"you got {value:.4g}: return a fraction between 0 and 1, not a time or a percent.")
+        message = _(
+            "you got {value:.4g}: return a fraction between 0 and 1, not a time or a percent."
+        )
+        fail(message.format(value=value))
     if rounded(value, expected):
-        fail(f"you got {value:.6g}, which is {expected:.6g} rounded: return the fraction as is.")
+        message = _(
+            "you got {value:.6g}, which is {expected:.6g} rounded: return the fraction as is."
+        )
+        fail(message.format(value=value, expected=expected))
 
 
 @exercise(BUSY_EXERCISE)
@@ -96,10 +102,14 @@ def check_busy_fraction(busy_fraction: Callable[..., Any]) -> None:
     values = []
     for t, expected in cases:
         yours = call(busy_fraction, t, name="busy_fraction")
-        values.append(number(yours, "busy_fraction should return a number between 0 and 1"))
+        should = _("busy_fraction should return a number between 0 and 1")
+        values.append(number(yours, should))
         if abs(values[-1] - expected) < 1e-9:
             continue
-        not_fixed(values, "busy_fraction", "timelines", READING)
+        not_fixed(values, "busy_fraction", _("timelines"), READING)
         _diagnose(values[-1], t, expected)
-        fail(f"busy_fraction returned {values[-1]:.6g}, expected {expected:.6g} for this timeline.")
-    passed("busy fraction of the hand-made timeline", values[0], 0.5)
+        message = _(
+            "busy_fraction returned {value:.6g}, expected {expected:.6g} for this timeline."
+        )
+        fail(message.format(value=values[-1], expected=expected))
+    passed(_("busy fraction of the hand-made timeline"), values[0], 0.5)
