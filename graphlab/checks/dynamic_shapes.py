@@ -8,6 +8,8 @@ from typing import Any
 
 import torch
 
+from graphlab.language import gettext as _
+
 from ._core import (
     call,
     copy_advice,
@@ -74,32 +76,34 @@ def check_run_padded(run_padded: Callable[..., Any]) -> None:
     keeps its memory, and refuses outputs that are views of a ``static_y``, which the next request
     in that bucket overwrites.
     """
-    _, device = live()
+    _cuda, device = live()
     graphs = capture_buckets()
-    memory = {size: (address(x), address(y)) for size, (_, x, y) in graphs.items()}
+    memory = {size: (address(x), address(y)) for size, (_graph, x, y) in graphs.items()}
     for batch in _requests(device):
         n = batch.shape[0]
         expected = _f(batch)
-        with Replays(g for g, _, _ in graphs.values()) as replays:
+        with Replays(g for g, *_buffers in graphs.values()) as replays:
             out = call(run_padded, graphs, batch, name="run_padded")
-        used = [size for size, (g, _, _) in graphs.items() if replays.of(g)]
+        used = [size for size, (g, *_buffers) in graphs.items() if replays.of(g)]
         fits = min(size for size in graphs if size >= n)
         if not used:
-            fail(f"for a request of {n} rows no graph was replayed: call graph.replay().")
+            message = _("for a request of {n} rows no graph was replayed: call graph.replay().")
+            fail(message.format(n=n))
         if used != [fits]:
-            fail(
-                f"for a request of {n} rows you replayed the graph(s) of size {used}; the smallest "
-                f"bucket that holds {n} rows is {fits}: a bigger one computes more padding."
+            message = _(
+                "for a request of {n} rows you replayed the graph(s) of size {used}; the smallest "
+                "bucket that holds {n} rows is {fits}: a bigger one computes more padding."
             )
-        if any(memory[size] != (address(x), address(y)) for size, (_, x, y) in graphs.items()):
-            fail(
+            fail(message.format(n=n, used=used, fits=fits))
+        if any(memory[size] != (address(x), address(y)) for size, (_graph, x, y) in graphs.items()):
+            message = _(
                 "a bucket's static_x now points at other memory (static_x.data = ... or set_()): "
                 "its graph keeps reading the memory it was captured with. Copy the batch in: "
-                "static_x[:n].copy_(batch).",
-                COPY_IN,
+                "static_x[:n].copy_(batch)."
             )
-        _check_output(tensor(out, "what run_padded returns"), graphs[fits], batch, expected)
-    passed("padded run of a 2-row request (bucket 2)", out, expected)
+            fail(message, COPY_IN)
+        _check_output(tensor(out, _("what run_padded returns")), graphs[fits], batch, expected)
+    passed(_("padded run of a 2-row request (bucket 2)"), out, expected)
 
 
 def _check_output(
@@ -109,28 +113,30 @@ def _check_output(
     expected: torch.Tensor,
 ) -> None:
     """Fail unless ``out`` is a copy of the real rows' outputs of the ``bucket`` the batch fits."""
-    _, static_x, static_y = bucket
+    _graph, static_x, static_y = bucket
     n, fits = batch.shape[0], static_x.shape[0]
     if out.shape[:1] == (fits,) and fits != n:
-        fail(
-            f"you returned {fits} outputs for a request of {n} rows: the last {fits - n} are "
-            f"padding. Return only the first {n}: static_y[:{n}].clone()."
+        message = _(
+            "you returned {fits} outputs for a request of {n} rows: the last {padding} are "
+            "padding. Return only the first {n}: static_y[:{n}].clone()."
         )
+        fail(message.format(fits=fits, n=n, padding=fits - n))
     if shares_memory(out, static_y):
-        fail(
-            f"what you returned shares memory with the bucket's static_y (static_y[:{n}] is a "
-            "view of it): the next request in this bucket overwrites it. " + copy_advice(),
-            COPIES,
+        message = _(
+            "what you returned shares memory with the bucket's static_y (static_y[:{n}] is a "
+            "view of it): the next request in this bucket overwrites it. {advice}"
         )
+        fail(message.format(n=n, advice=copy_advice()), COPIES)
     if same(out, expected, exact=False):
         return
     if not same(static_x[:n], batch):
-        fail(
-            f"after your call the first {n} rows of the bucket's static_x do not hold the batch: "
-            f"copy it in before replaying, static_x[:{n}].copy_(batch).",
-            COPY_IN,
+        message = _(
+            "after your call the first {n} rows of the bucket's static_x do not hold the batch: "
+            "copy it in before replaying, static_x[:{n}].copy_(batch)."
         )
-    fail(f"for a request of {n} rows you returned {fmt(out)}, expected {fmt(expected)}.")
+        fail(message.format(n=n), COPY_IN)
+    message = _("for a request of {n} rows you returned {yours}, expected {expected}.")
+    fail(message.format(n=n, yours=fmt(out), expected=fmt(expected)))
 
 
 # ((sizes, buckets), expected waste): the lesson's example, two without padding, two whose
@@ -155,22 +161,35 @@ def check_padding_waste(padding_waste: Callable[..., Any]) -> None:
     values = []
     for (sizes, buckets), expected in WASTE_CASES:
         yours = call(padding_waste, list(sizes), list(buckets), name="padding_waste")
-        values.append(number(yours, "padding_waste should return a fraction"))
+        values.append(number(yours, _("padding_waste should return a fraction")))
         value = values[-1]
         if abs(value - expected) < 1e-9:
             continue
         computed = sum(min(b for b in buckets if b >= s) for s in sizes)
         if abs(value - (computed - sum(sizes)) / sum(sizes)) < 1e-9:
+            message = _(
+                "for sizes {sizes} and buckets {buckets} you divided the padding by the real rows "
+                "({real}); divide by all rows computed ({computed}): expected {expected:.4g}."
+            )
             fail(
-                f"for sizes {sizes} and buckets {buckets} you divided the padding by the real rows "
-                f"({sum(sizes)}); divide by all rows computed ({computed}): "
-                f"expected {expected:.4g}."
+                message.format(
+                    sizes=sizes,
+                    buckets=buckets,
+                    real=sum(sizes),
+                    computed=computed,
+                    expected=expected,
+                )
             )
         if rounded(value, expected):
-            fail(
-                f"padding_waste({sizes}, {buckets}) returned {value:.6g}, which is {expected:.6g} "
+            message = _(
+                "padding_waste({sizes}, {buckets}) returned {value:.6g}, which is {expected:.6g} "
                 "rounded: return the fraction as is."
             )
-        not_fixed(values, "padding_waste", "request mixes")
-        fail(f"padding_waste({sizes}, {buckets}) returned {value:.4g}, expected {expected:.4g}.")
-    passed("padding waste of sizes [1, 3, 4, 5] in buckets [4, 8]", values[0], WASTE_CASES[0][1])
+            fail(message.format(sizes=sizes, buckets=buckets, value=value, expected=expected))
+        not_fixed(values, "padding_waste", _("request mixes"))
+        message = _(
+            "padding_waste({sizes}, {buckets}) returned {value:.4g}, expected {expected:.4g}."
+        )
+        fail(message.format(sizes=sizes, buckets=buckets, value=value, expected=expected))
+    what = _("padding waste of sizes [1, 3, 4, 5] in buckets [4, 8]")
+    passed(what, values[0], WASTE_CASES[0][1])

@@ -7,6 +7,8 @@ from typing import Any
 
 import torch
 
+from graphlab.language import gettext as _
+
 from ._core import call, exercise, fail, fmt, live, passed, same, tensor
 from ._observe import Replays, address, warmed_capture
 from ._sections import COPY_IN, REBIND
@@ -38,7 +40,7 @@ def check_replay_with_new_inputs(step: Callable[..., Any]) -> None:
     output (``static_y`` itself, or a copy). The checker counts the replays, checks that
     ``static_x`` keeps the memory the graph reads, and uses batches that are not whole numbers.
     """
-    _, device = live()
+    _cuda, device = live()
     static_x = torch.arange(4.0, device=device)
     graph, static_y = warmed_capture(lambda: _f(static_x))
     graph.replay()
@@ -48,20 +50,21 @@ def check_replay_with_new_inputs(step: Callable[..., Any]) -> None:
         with Replays([graph]) as replays:
             out = call(step, graph, static_x, static_y, batch, name="step")
         if out is None:
-            fail("step returned None: return the graph's output (static_y) after replaying.")
-        out = tensor(out, "what step returns")
+            fail(_("step returned None: return the graph's output (static_y) after replaying."))
+        out = tensor(out, _("what step returns"))
         if (address(static_x), address(static_y)) != memory:
-            fail(
+            message = _(
                 "static_x (or static_y) now points at other memory (static_x.data = batch, or "
                 "static_x.set_(batch)): the graph keeps reading the memory it was captured with, "
-                "which nothing holds any more. Copy the values in: static_x.copy_(batch).",
-                REBIND,
+                "which nothing holds any more. Copy the values in: static_x.copy_(batch)."
             )
+            fail(message, REBIND)
         expected = _f(batch)
         _diagnose(out, before, expected, static_x, batch, replays.of(graph))
         if not same(out, expected):
-            fail(f"for batch {k} step returned {fmt(out)}, expected {fmt(expected)}.")
-    passed(f"replay with new inputs (batch {k})", out, expected)
+            message = _("for batch {batch} step returned {yours}, expected {expected}.")
+            fail(message.format(batch=k, yours=fmt(out), expected=fmt(expected)))
+    passed(_("replay with new inputs (batch {batch})").format(batch=k), out, expected)
 
 
 def _diagnose(
@@ -74,25 +77,34 @@ def _diagnose(
 ) -> None:
     """Fail with the mistake behind a wrong ``out``, or a right ``out`` that skipped the graph."""
     if same(out, batch):
-        fail(
-            f"step returned the batch itself {fmt(batch)}: return the graph's output "
+        message = _(
+            "step returned the batch itself {batch}: return the graph's output "
             "static_y, which the replay computes from static_x."
         )
+        fail(message.format(batch=fmt(batch)))
     if same(out, before):
         if same(static_x, batch) and replays == 0:
-            fail(
+            message = _(
                 "your replay returned the first batch's result although static_x now holds "
                 "the new batch: call graph.replay() after copying, then return static_y."
             )
-        fail(
+            fail(message)
+        message = _(
             "your replay returned the first batch's result: the graph still reads the old "
             "tensor. Rebinding a name (static_x = batch) does not change the address the "
-            "graph reads; copy the data in place: static_x.copy_(batch).",
-            REBIND,
+            "graph reads; copy the data in place: static_x.copy_(batch)."
         )
+        fail(message, REBIND)
     if replays == 0:
-        fail(
-            f"step did not replay the graph (0 replays for this batch), so the answer did not "
-            f"come from it{' although its numbers are right' if same(out, expected) else ''}: "
-            "copy the batch into static_x, call graph.replay(), return static_y."
-        )
+        if same(out, expected):
+            message = _(
+                "step did not replay the graph (0 replays for this batch), so the answer did not "
+                "come from it although its numbers are right: copy the batch into static_x, "
+                "call graph.replay(), return static_y."
+            )
+        else:
+            message = _(
+                "step did not replay the graph (0 replays for this batch), so the answer did not "
+                "come from it: copy the batch into static_x, call graph.replay(), return static_y."
+            )
+        fail(message)
