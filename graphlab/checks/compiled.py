@@ -7,6 +7,9 @@ from typing import Any
 
 import numpy as np
 
+from graphlab.language import N_
+from graphlab.language import gettext as _
+
 from ._core import Section, call, exercise, fail, fmt, passed
 
 __all__ = ["check_compiled_replays"]
@@ -24,42 +27,42 @@ SKIP_CPU = "skipping cudagraphs due to cpu device (arg1_1)"
 # and of several partitions, a skip, and a call whose second compiled region was skipped.
 CASES: list[tuple[str, dict[str, Any], bool]] = [
     (
-        "a steady call of the MLP",
+        N_("a steady call of the MLP"),
         {"captures": 0, "replays": 1, "cudagraph_skips": 0, "log": []},
         True,
     ),
     (
-        "a call whose graph was split into 3 partitions",
+        N_("a call whose graph was split into 3 partitions"),
         {"captures": 0, "replays": 3, "cudagraph_skips": 0, "log": []},
         True,
     ),
     (
-        "the first call (warm-up)",
+        N_("the first call (warm-up)"),
         {"captures": 1, "replays": 0, "cudagraph_skips": 0, "log": []},
         False,
     ),
     (
-        "the second call (recording)",
+        N_("the second call (recording)"),
         {"captures": 1, "replays": 1, "cudagraph_skips": 0, "log": []},
         False,
     ),
     (
-        "a call that records 2 partitions",
+        N_("a call that records 2 partitions"),
         {"captures": 2, "replays": 2, "cudagraph_skips": 0, "log": []},
         False,
     ),
     (
-        "a call of a function that writes into its input",
+        N_("a call of a function that writes into its input"),
         {"captures": 0, "replays": 0, "cudagraph_skips": 1, "log": [SKIP_MUTATED]},
         False,
     ),
     (
-        "a call with a graph break, whose second region reads a CPU tensor",
+        N_("a call with a graph break, whose second region reads a CPU tensor"),
         {"captures": 0, "replays": 1, "cudagraph_skips": 1, "log": [SKIP_CPU]},
         False,
     ),
     (
-        "a call that ran eagerly without a word",
+        N_("a call that ran eagerly without a word"),
         {"captures": 0, "replays": 0, "cudagraph_skips": 0, "log": []},
         False,
     ),
@@ -78,33 +81,38 @@ def check_compiled_replays(replayed: Callable[..., Any]) -> None:
         given = {**calls, "log": list(calls["log"])}
         yours = call(replayed, given, name="replayed")
         if not isinstance(yours, (bool, np.bool_)):
-            fail(f"replayed should return True or False, not {fmt(yours)}.")
+            fail(_("replayed should return True or False, not {value}.").format(value=fmt(yours)))
         if yours != expected:
             fail(_why(what, calls, expected))
-    replays = sum(expected for _, _, expected in CASES)
-    passed(f"calls that really replayed, of {len(CASES)}", replays, replays)
+    replays = sum(expected for _what, _calls, expected in CASES)
+    what = _("calls that really replayed, of {count}").format(count=len(CASES))
+    passed(what, replays, replays)
 
 
 def _why(what: str, calls: dict[str, Any], expected: bool) -> str:
     """The message for a wrong verdict on ``calls``: which evidence was missed."""
-    seen = f"{what} {calls}"
+    fields = {"what": _(what), "calls": calls}
     if expected:
-        return (
-            f"{seen}: this call replayed (no capture, {calls['replays']} replay(s), no skip) but "
+        message = _(
+            "{what} {calls}: this call replayed (no capture, {replays} replay(s), no skip) but "
             "you said it did not. A call may replay several graphs, one per partition."
         )
+        return message.format(**fields, replays=calls["replays"])
     if calls["cudagraph_skips"]:
-        return (
-            f"{seen}: a compiled region was skipped ({calls['log'][0]!r}), so part of the call "
+        message = _(
+            "{what} {calls}: a compiled region was skipped ({line}), so part of the call "
             "launched its kernels one by one. A skip means False, whatever else replayed."
         )
+        return message.format(**fields, line=repr(calls["log"][0]))
     if calls["captures"]:
-        return (
-            f"{seen}: this call captured a graph, so it recorded (or warmed up) rather than "
-            "replayed; the replay right after a recording produces that call's outputs. "
+        message = _(
+            "{what} {calls}: this call captured a graph, so it recorded (or warmed up) rather "
+            "than replayed; the replay right after a recording produces that call's outputs. "
             "A capture means False."
         )
-    return (
-        f"{seen}: no graph was replayed, so the compiled code ran without graphs. "
+        return message.format(**fields)
+    message = _(
+        "{what} {calls}: no graph was replayed, so the compiled code ran without graphs. "
         "No replay means False."
     )
+    return message.format(**fields)

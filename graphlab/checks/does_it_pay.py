@@ -6,6 +6,8 @@ import math
 from collections.abc import Callable
 from typing import Any
 
+from graphlab.language import gettext as _
+
 from ._core import call, exercise, fail, fmt, not_fixed, number, passed, rounded
 from ._sections import MODEL
 
@@ -95,17 +97,28 @@ def check_break_even(break_even: Callable[..., Any]) -> None:
         saving = timings["eager_end_to_end_us"] - timings["replay_end_to_end_us"]
         if expected is None:
             if yours is not None:
+                message = _(
+                    "with eager {eager} us and replay {replay} us end to end, replay saves "
+                    "{saving:g} us: no N pays back the capture, so return None (you returned "
+                    "{yours})."
+                )
                 fail(
-                    f"with eager {timings['eager_end_to_end_us']} us and replay "
-                    f"{timings['replay_end_to_end_us']} us end to end, replay saves {saving:g} us: "
-                    f"no N pays back the capture, so return None (you returned {fmt(yours)})."
+                    message.format(
+                        eager=timings["eager_end_to_end_us"],
+                        replay=timings["replay_end_to_end_us"],
+                        saving=saving,
+                        yours=fmt(yours),
+                    )
                 )
             continue
         if yours is None:
-            fail(f"break_even returned None although replay saves {saving:g} us per iteration.")
-        values.append(number(yours, "break_even should return a number or None"))
+            message = _(
+                "break_even returned None although replay saves {saving:g} us per iteration."
+            )
+            fail(message.format(saving=saving))
+        values.append(number(yours, _("break_even should return a number or None")))
         _check_value(values, timings, expected)
-    passed("break-even repetitions of the first case", values[0], CASES[0][1])
+    passed(_("break-even repetitions of the first case"), values[0], CASES[0][1])
 
 
 def _check_value(values: list[float], timings: dict[str, Any], expected: float) -> None:
@@ -115,12 +128,15 @@ def _check_value(values: list[float], timings: dict[str, Any], expected: float) 
         return
     gpu_only = timings["capture_us"] / (timings["eager_us"] - timings["replay_us"])
     if math.isclose(value, gpu_only):
-        fail(
-            f"you got {value:g}: that uses eager_us and replay_us. Compare end to end, with "
+        message = _(
+            "you got {value:g}: that uses eager_us and replay_us. Compare end to end, with "
             "the input copies each iteration needs: eager_end_to_end_us and "
-            f"replay_end_to_end_us give {expected:g}."
+            "replay_end_to_end_us give {expected:g}."
         )
+        fail(message.format(value=value, expected=expected))
     if rounded(value, expected):
-        fail(f"return N* itself ({expected:.6g}), not rounded to {value:g}.")
-    not_fixed(values, "break_even", "timings")
-    fail(f"break_even returned {value:g} for {timings}, expected {expected:.6g}.")
+        message = _("return N* itself ({expected:.6g}), not rounded to {value:g}.")
+        fail(message.format(expected=expected, value=value))
+    not_fixed(values, "break_even", _("timings"))
+    message = _("break_even returned {value:g} for {timings}, expected {expected:.6g}.")
+    fail(message.format(value=value, timings=timings, expected=expected))

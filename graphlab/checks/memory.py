@@ -7,6 +7,8 @@ from typing import Any
 
 import torch
 
+from graphlab.language import gettext as _
+
 from ._core import call, exercise, fail, fmt, live, passed, same, tensor
 from ._feedback import safe_repr
 from ._observe import shares_memory
@@ -36,52 +38,58 @@ def check_shared_pool(capture_all: Callable[..., Any]) -> None:
     cuda, device = live()
     graphs = call(capture_all, list(SIZES), name="capture_all")
     if not isinstance(graphs, dict) or sorted(graphs, key=repr) != sorted(SIZES, key=repr):
-        fail(
-            f"capture_all should return a dict with one entry per size {list(SIZES)}; got "
-            f"{safe_repr(graphs)}."
+        message = _(
+            "capture_all should return a dict with one entry per size {sizes}; got {value}."
         )
+        fail(message.format(sizes=list(SIZES), value=safe_repr(graphs)))
     entries = {size: _entry(graphs[size], size, cuda) for size in SIZES}
-    if len({id(graph) for graph, _, _ in entries.values()}) < len(SIZES):
-        fail(
+    if len({id(entry[0]) for entry in entries.values()}) < len(SIZES):
+        message = _(
             "several sizes share one graph object: capture one graph per size, each with its "
             "own static_x and static_y."
         )
+        fail(message)
     for round_ in range(2):
         for size, (graph, static_x, static_y) in entries.items():
             batch = _batches(size, device)[round_]
             static_x.copy_(batch)
             graph.replay()
             if not same(static_y, batch * 2 + 1, exact=False):
-                fail(
-                    f"the graph of size {size} replayed {fmt(static_y)} for {fmt(batch)}, "
-                    f"expected {fmt(batch * 2 + 1)}: capture static_y = static_x * 2 + 1."
+                message = _(
+                    "the graph of size {size} replayed {yours} for {batch}, expected {expected}: "
+                    "capture static_y = static_x * 2 + 1."
                 )
+                yours, expected = fmt(static_y), fmt(batch * 2 + 1)
+                fail(message.format(size=size, yours=yours, batch=fmt(batch), expected=expected))
     pools = {size: entries[size][0].pool() for size in SIZES}
     distinct = set(pools.values())
     if len(distinct) > 1:
-        fail(
-            f"your {len(SIZES)} graphs use {len(distinct)} different memory pools: create one "
-            "handle with cuda.graph_pool_handle() and pass pool=handle to every cuda.graph(...)."
+        message = _(
+            "your {graphs} graphs use {pools} different memory pools: create one handle with "
+            "cuda.graph_pool_handle() and pass pool=handle to every cuda.graph(...)."
         )
-    passed("memory pools used by 3 graphs", len(distinct), 1)
+        fail(message.format(graphs=len(SIZES), pools=len(distinct)))
+    passed(_("memory pools used by 3 graphs"), len(distinct), 1)
 
 
 def _entry(entry: object, size: int, cuda: Any) -> tuple[Any, torch.Tensor, torch.Tensor]:
     """``(graph, static_x, static_y)`` of one size, each checked for what it must be."""
     if not (isinstance(entry, (tuple, list)) and len(entry) == 3):
-        fail(f"graphs[{size}] should be a tuple (graph, static_x, static_y).")
+        fail(_("graphs[{size}] should be a tuple (graph, static_x, static_y).").format(size=size))
     graph, static_x, static_y = entry
     if not isinstance(graph, cuda.CUDAGraph):
-        fail(f"graphs[{size}][0] should be a cuda.CUDAGraph, not {type(graph).__name__}.")
-    static_x = tensor(static_x, f"static_x of size {size}")
-    static_y = tensor(static_y, f"static_y of size {size}")
+        message = _("graphs[{size}][0] should be a cuda.CUDAGraph, not {kind}.")
+        fail(message.format(size=size, kind=type(graph).__name__))
+    static_x = tensor(static_x, _("static_x of size {size}").format(size=size))
+    static_y = tensor(static_y, _("static_y of size {size}").format(size=size))
     for name, t in (("static_x", static_x), ("static_y", static_y)):
         if t.shape != (size,):
-            fail(f"{name} of size {size} has shape {tuple(t.shape)}, expected ({size},).")
+            message = _("{name} of size {size} has shape {shape}, expected ({size},).")
+            fail(message.format(name=name, size=size, shape=tuple(t.shape)))
     if shares_memory(static_y, static_x):
-        fail(
-            f"static_y of size {size} is static_x itself: an in-place update of the input is "
-            "applied again at every replay. Capture static_y = static_x * 2 + 1, a new tensor.",
-            ACCUMULATE,
+        message = _(
+            "static_y of size {size} is static_x itself: an in-place update of the input is "
+            "applied again at every replay. Capture static_y = static_x * 2 + 1, a new tensor."
         )
+        fail(message.format(size=size), ACCUMULATE)
     return graph, static_x, static_y

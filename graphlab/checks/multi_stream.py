@@ -16,6 +16,7 @@ from typing import Any
 import torch
 
 from graphlab.errors import CheckFailed
+from graphlab.language import gettext as _
 from graphlab.support.capture_errors import first_cuda_error
 from graphlab.support.torch_internals import TorchDispatchMode
 from graphlab.timing.side_stream import side_stream
@@ -97,21 +98,22 @@ def check_fork_join(capture_fork_join: Callable[..., Any]) -> None:
         graph.replay()
         expected = _fork_join(new)
         if same(static_out, _fork_join(first), exact=False):
-            fail(
+            message = _(
                 "after copying new values into static_x and replaying, static_out still holds "
                 "the result for the first input: compute it inside the capture, from static_x."
             )
+            fail(message)
         if not same(static_out, expected, exact=False):
-            fail(
-                f"after a replay on {fmt(new)} static_out is {fmt(static_out)}, expected "
-                f"{fmt(expected)} (static_x.sin() * 2 + static_x.cos() * 3)."
+            message = _(
+                "after a replay on {new} static_out is {yours}, expected {expected} "
+                "(static_x.sin() * 2 + static_x.cos() * 3)."
             )
-    passed(
+            fail(message.format(new=fmt(new), yours=fmt(static_out), expected=fmt(expected)))
+    what = _(
         "fork/join captured, replayed on 3 new inputs: streams the sin and cos branches were "
-        "captured on",
-        streams,
-        2,
+        "captured on"
     )
+    passed(what, streams, 2)
 
 
 def _captured(capture_fork_join: Callable[..., Any], static_x: torch.Tensor, side: Any) -> Any:
@@ -121,22 +123,22 @@ def _captured(capture_fork_join: Callable[..., Any], static_x: torch.Tensor, sid
     except CheckFailed as failure:
         error = first_cuda_error(failure)
         if error == "cudaErrorStreamCaptureUnjoined":
-            fail(
+            message = _(
                 "the capture failed: work forked to another stream was never joined back "
                 "(CUDA's 'capturing stream has unjoined work'). After the side stream's last "
                 "captured operation, and before the `with cuda.graph(...)` block ends, make the "
                 "capturing stream wait for it: cuda.current_stream().wait_stream(side), or "
-                "record an Event on side and wait on it.",
-                UNJOINED,
+                "record an Event on side and wait on it."
             )
+            fail(message, UNJOINED)
         if error == "cudaErrorStreamCaptureIsolation":
-            fail(
+            message = _(
                 "the capture failed: the capturing stream waited for work on a stream that is "
                 "not part of the capture (CUDA's 'dependency created on uncaptured work in "
                 "another stream'). Fork inside the capture, before side's work: "
-                "side.wait_stream(cuda.current_stream()).",
-                FORK_JOIN,
+                "side.wait_stream(cuda.current_stream())."
             )
+            fail(message, FORK_JOIN)
         raise
 
 
@@ -149,19 +151,19 @@ def _branch_streams(seen: _CapturedOps, side: Any) -> int:
         ("cos", cos, "b = static_x.cos() * 3"),
     ):
         if not where:
-            fail(
-                f"the graph computes no {op}: the branch {branch} must be computed inside "
+            message = _(
+                "the graph computes no {op}: the branch {branch} must be computed inside "
                 "the capture (work done before it, or on a stream that never waited for the "
-                "capturing stream, is not in the graph).",
-                FORK_JOIN,
+                "capturing stream, is not in the graph)."
             )
+            fail(message.format(op=op, branch=branch), FORK_JOIN)
     if len(sin | cos) > 1:
         return len(sin | cos)
-    stream = "side" if sin == {side} else "the capturing stream"
-    fail(
-        f"both branches were captured on one stream ({stream}), so the graph runs one after the "
+    stream = "side" if sin == {side} else _("the capturing stream")
+    message = _(
+        "both branches were captured on one stream ({stream}), so the graph runs one after the "
         "other and they can never overlap. Fork: side.wait_stream(cuda.current_stream()); put "
         "b = static_x.cos() * 3 in `with cuda.stream(side):` and keep a on the capturing stream; "
-        "join: cuda.current_stream().wait_stream(side) before a + b.",
-        FORK_JOIN,
+        "join: cuda.current_stream().wait_stream(side) before a + b."
     )
+    fail(message.format(stream=stream), FORK_JOIN)

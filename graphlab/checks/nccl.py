@@ -20,6 +20,8 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
+from graphlab.language import gettext as _
+
 from ._core import call, exercise, fail, fmt, passed
 from ._sections import MATCHING
 
@@ -72,38 +74,42 @@ def check_matching_replays(hangs: Callable[..., Any]) -> None:
         if yours is None:
             yours = {}
         if not isinstance(yours, dict):
-            fail(f"hangs should return a dict {{rank: step}}, not {fmt(yours)}.")
+            message = _("hangs should return a dict {{rank: step}}, not {value}.")
+            fail(message.format(value=fmt(yours)))
         yours = {int(r): s for r, s in yours.items()}
         if yours != expected:
             fail(_why(replays, yours, expected))
-    passed("waiting ranks of the last case", yours, expected)
+    passed(_("waiting ranks of the last case"), yours, expected)
 
 
 def _why(replays: list[list[list[str]]], yours: dict[Any, Any], expected: dict[int, int]) -> str:
     """Name the mistake behind a wrong answer when it is one the lesson warns about."""
-    shown = f"for replays {replays} you returned {yours}, expected {expected}."
+    shown = _("for replays {replays} you returned {yours}, expected {expected}.").format(
+        replays=replays, yours=yours, expected=expected
+    )
     if not expected:
-        return (
-            f"{shown} Every rank launches the same collectives in the same order; where the "
+        advice = _(
+            "{shown} Every rank launches the same collectives in the same order; where the "
             "graphs are cut does not matter, NCCL pairs collectives by their order."
         )
-    steps_as_positions = _positions(replays)
-    if yours == steps_as_positions:
-        return (
-            f"{shown} Those are collective positions; return the step, the index of the replay "
+    elif yours == _positions(replays):
+        advice = _(
+            "{shown} Those are collective positions; return the step, the index of the replay "
             "(graph) that holds the waiting collective on that rank."
         )
-    if set(yours) > set(expected):
-        return (
-            f"{shown} A rank that has no collective left at the mismatch launches nothing there "
+    elif set(yours) > set(expected):
+        advice = _(
+            "{shown} A rank that has no collective left at the mismatch launches nothing there "
             "and does not wait: leave it out."
         )
-    if set(yours) < set(expected):
-        return (
-            f"{shown} Every rank that launched a collective at the first mismatch waits, not "
+    elif set(yours) < set(expected):
+        advice = _(
+            "{shown} Every rank that launched a collective at the first mismatch waits, not "
             "only one of them."
         )
-    return shown
+    else:
+        return shown
+    return advice.format(shown=shown)
 
 
 def _positions(replays: list[list[list[str]]]) -> dict[int, int]:
@@ -115,11 +121,12 @@ def _positions(replays: list[list[list[str]]]) -> dict[int, int]:
 # One rank: join the gloo group, run its graphs' all_reduces (each signature's last word is the
 # number of elements), report each finished step, then stay alive for ``hold_s`` as a training
 # process that went on to other work would. It exits as soon as its parent is gone, so that
-# stopping the parent (a time limit) leaves no rank behind.
+# stopping the parent (a time limit) leaves no rank behind. Its three report lines come in the
+# learner's language, translated by the parent.
 _RANK_PROGRAM = """
 import json, os, sys, threading, time
 from datetime import timedelta
-rank, world, url, replays, hold_s = json.loads(sys.argv[1])
+rank, world, url, replays, hold_s, (launches, done, none_left) = json.loads(sys.argv[1])
 parent = os.getppid()
 def exit_with_parent() -> None:
     while os.getppid() == parent:
@@ -132,11 +139,11 @@ dist.init_process_group(
     "gloo", init_method=url, rank=rank, world_size=world, timeout=timedelta(seconds=hold_s)
 )
 for step, graph in enumerate(replays[rank]):
-    print(f"rank {rank}: replay {step} launches {graph}", flush=True)
+    print(launches.format(rank=rank, step=step, graph=graph), flush=True)
     for signature in graph:
         dist.all_reduce(torch.ones(int(signature.split()[-1])))
-    print(f"rank {rank}: replay {step} done", flush=True)
-print(f"rank {rank}: no replay left", flush=True)
+    print(done.format(rank=rank, step=step), flush=True)
+print(none_left.format(rank=rank), flush=True)
 time.sleep(hold_s)
 os._exit(0)
 """
@@ -154,13 +161,18 @@ def replay_on_gloo_ranks(replays: list[list[list[str]]], hold_s: float = 60.0) -
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
     url = f"tcp://127.0.0.1:{port}"
+    lines = [
+        _("rank {rank}: replay {step} launches {graph}"),
+        _("rank {rank}: replay {step} done"),
+        _("rank {rank}: no replay left"),
+    ]
     ranks = [
         subprocess.Popen(
             [
                 sys.executable,
                 "-c",
                 _RANK_PROGRAM,
-                json.dumps([r, len(replays), url, replays, hold_s]),
+                json.dumps([r, len(replays), url, replays, hold_s, lines]),
             ]
         )
         for r in range(len(replays))

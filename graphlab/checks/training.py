@@ -9,6 +9,7 @@ from typing import Any
 import torch
 
 from graphlab.errors import CheckFailed
+from graphlab.language import gettext as _
 
 from ._core import call, exercise, fail, graph_and_tensor, live, passed
 from ._feedback import safe_repr
@@ -49,12 +50,13 @@ def _max_param_diff(a: torch.nn.Module, b: torch.nn.Module) -> float:
 def _check_warm_up(steps_capturing: list[bool], error: Exception | None = None) -> None:
     """Fail if the first optimizer step the learner ran was inside the capture."""
     if steps_capturing and steps_capturing[0]:
-        failure = CheckFailed(
+        message = _(
             "optimizer.step() ran for the first time inside the capture: warm up first. Run a "
             "few ordinary steps on a side stream before capturing, so that the optimizer creates "
             "its state (and autograd its buffers) outside the graph; otherwise the graph would "
             "re-initialise that state on every replay."
         )
+        failure = CheckFailed(message)
         failure.reread = str(RECIPE)
         raise failure from error
 
@@ -77,7 +79,8 @@ def check_captured_training(
     model = make_model(device)
     optimizer = call(make_optimizer, model.parameters(), name="make_optimizer")
     if not isinstance(optimizer, torch.optim.Optimizer):
-        fail(f"make_optimizer should return a torch.optim optimizer, not {safe_repr(optimizer)}.")
+        message = _("make_optimizer should return a torch.optim optimizer, not {value}.")
+        fail(message.format(value=safe_repr(optimizer)))
     # Record, for each optimizer.step(), whether it ran inside a capture.
     steps_capturing: list[bool] = []
     hook = optimizer.register_step_pre_hook(
@@ -93,16 +96,18 @@ def check_captured_training(
     finally:
         hook.remove()
     _check_warm_up(steps_capturing)
+    into = _("you captured the step into")
     graph, static_loss = graph_and_tensor(
-        result, cuda, "capture_step", "static_loss", "the loss", into="you captured the step into"
+        result, cuda, "capture_step", "static_loss", _("the loss"), into=into
     )
     if static_loss.numel() != 1:
-        fail("the second element should be the loss tensor computed inside the capture.")
+        fail(_("the second element should be the loss tensor computed inside the capture."))
     if (address(static_x), address(static_y)) != memory:
-        fail(
+        message = _(
             "static_x or static_y now points at other memory (.data = ... or set_()): the graph "
             "reads the memory the checker copies each batch into. Leave them as they are."
         )
+        fail(message)
 
     eager_model = copy.deepcopy(model)
     eager_optimizer = type(optimizer)(eager_model.parameters(), **optimizer.defaults)
@@ -122,26 +127,33 @@ def check_captured_training(
         eager_losses.append(float(loss.detach()))
 
     if _max_param_diff(model, before) == 0.0:
-        fail(
-            f"the weights did not change in {STEPS} replays: put optimizer.step() inside the "
+        message = _(
+            "the weights did not change in {steps} replays: put optimizer.step() inside the "
             "captured region, after loss.backward()."
         )
+        fail(message.format(steps=STEPS))
     if len(set(graph_losses)) == 1:
-        fail(
+        message = _(
             "the loss was the same for every batch: compute it inside the capture from static_x "
             "and static_y, the tensors the checker copies each batch into."
         )
+        fail(message)
     diff = _max_param_diff(model, eager_model)
     if not diff <= 1e-5:  # also catches NaN
-        fail(
-            f"after {STEPS} replays the weights differ from {STEPS} eager steps by up to {diff:.3g}"
-            f" (losses: graph {[round(v, 4) for v in graph_losses]}, eager "
-            f"{[round(v, 4) for v in eager_losses]}). If the gap grows each step, gradients "
-            "accumulate across replays: call optimizer.zero_grad(set_to_none=True) right before "
-            "capture, so backward writes fresh gradients in every replay."
+        message = _(
+            "after {steps} replays the weights differ from {steps} eager steps by up to "
+            "{diff:.3g} (losses: graph {graph_losses}, eager {eager_losses}). If the gap grows "
+            "each step, gradients accumulate across replays: call "
+            "optimizer.zero_grad(set_to_none=True) right before capture, so backward writes "
+            "fresh gradients in every replay."
         )
-    passed(
-        f"loss after {STEPS} replayed training steps",
-        round(graph_losses[-1], 4),
-        round(eager_losses[-1], 4),
-    )
+        fail(
+            message.format(
+                steps=STEPS,
+                diff=diff,
+                graph_losses=[round(v, 4) for v in graph_losses],
+                eager_losses=[round(v, 4) for v in eager_losses],
+            )
+        )
+    what = _("loss after {steps} replayed training steps").format(steps=STEPS)
+    passed(what, round(graph_losses[-1], 4), round(eager_losses[-1], 4))
