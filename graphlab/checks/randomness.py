@@ -63,7 +63,7 @@ def _check(
             "you returned static_out itself: both names point at one buffer, which every replay "
             "overwrites, so they are equal whatever the masks were. {advice}"
         )
-        fail(message.format(advice=copy_advice()), COPIES)
+        fail(message.format(advice=copy_advice("static_out")), COPIES)
     if replays < 2:
         message = _(
             "two_replays replayed the graph {replays} time(s): the exercise is two replays that "
