@@ -17,7 +17,7 @@ from datetime import datetime
 from pathlib import Path
 
 import pytest
-from lesson_notebooks import ship_two_lessons, write_lesson
+from lesson_notebooks import ship_chinese_lessons, ship_two_lessons, write_lesson
 
 from graphlab.cli import lab, main
 from graphlab.course import workspace
@@ -232,6 +232,63 @@ def test_reset_lesson_refuses_what_is_not_a_lesson_of_this_workspace(shipped, tm
     with pytest.raises(WorkspaceError, match=r"the course's own copy of the lesson"):
         reset_lesson(shipped, "00_start_here.ipynb")
     assert (folder / "notes.ipynb").read_text() == "{}"
+
+
+# ------------------------------------------------------------------------ Chinese lessons
+
+
+def test_a_chinese_lesson_is_titled_by_its_chinese_heading(shipped):
+    folder = ship_chinese_lessons(shipped)
+    assert [(x.number, x.title, x.exercises) for x in lessons(folder)] == [
+        ("00", "从这里开始", ("busy_fraction",)),
+        ("01", "内核空隙", ("capture_chain", "per_replay")),
+    ]
+
+
+def test_sync_adds_the_chinese_lessons_beside_the_english_ones_when_asked(shipped, tmp_path):
+    chinese = ship_chinese_lessons(shipped)
+    folder = ensure(tmp_path / "course")
+    assert not (folder / "zh_CN").exists()
+    done = sync(folder, ("zh_CN",))
+    assert done == workspace.Sync(
+        folder, added=("zh_CN/00_start_here.ipynb", "zh_CN/01_kernel_gaps.ipynb"), updated=()
+    )
+    for name in ("00_start_here.ipynb", "01_kernel_gaps.ipynb"):
+        assert (folder / "zh_CN" / name).read_bytes() == (chinese / name).read_bytes()
+    # Kept as the English ones are: an edit stays, an untouched lesson follows the course.
+    edited = edit(folder / "zh_CN" / "00_start_here.ipynb")
+    edit(chinese / "00_start_here.ipynb", "新版本")
+    new_01 = edit(chinese / "01_kernel_gaps.ipynb", "新版本")
+    assert sync(folder).updated == ()  # English only: the Chinese lessons are not looked at
+    assert sync(folder, ("zh_CN",)).updated == ("zh_CN/01_kernel_gaps.ipynb",)
+    assert (folder / "zh_CN" / "00_start_here.ipynb").read_bytes() == edited
+    assert (folder / "zh_CN" / "01_kernel_gaps.ipynb").read_bytes() == new_01
+
+
+def test_sync_asked_for_chinese_lessons_that_are_not_shipped_copies_the_english_only(
+    shipped, tmp_path
+):
+    folder = tmp_path / "course"
+    assert sync(folder, ("zh_CN",)).added == ("00_start_here.ipynb", "01_kernel_gaps.ipynb")
+    assert not (folder / "zh_CN").exists()
+
+
+def test_reset_of_a_chinese_lesson_restores_the_chinese_one(shipped, tmp_path, monkeypatch):
+    monkeypatch.setattr(backups, "datetime", _Clock)
+    chinese = ship_chinese_lessons(shipped)
+    folder = sync(tmp_path / "course", ("zh_CN",)).folder
+    lesson = folder / "zh_CN" / "01_kernel_gaps.ipynb"
+    mine = edit(lesson, "我的答案")
+    done = reset_lesson(workspace.course_root(lesson), lesson)
+    assert done == workspace.LessonReset(
+        folder / "zh_CN" / "01_kernel_gaps.backup-20260102T030405Z.ipynb"
+    )
+    assert done.backup.read_bytes() == mine
+    assert lesson.read_bytes() == (chinese / "01_kernel_gaps.ipynb").read_bytes()
+    # Recorded under its path in the workspace: untouched again, so a new version updates it.
+    edit(chinese / "01_kernel_gaps.ipynb", "新版本")
+    assert sync(folder, ("zh_CN",)).updated == ("zh_CN/01_kernel_gaps.ipynb",)
+    assert workspace.course_root(folder / "01_kernel_gaps.ipynb") == folder
 
 
 # ------------------------------------------------------------------------------ wheel

@@ -7,10 +7,10 @@ copies: a learner works in a workspace of their own (:mod:`graphlab.course.works
 
 A lesson's exercises are the ids of its solution cells, the code cells whose metadata holds
 ``{"graphlab": {"role": "solution", "exercise": ID}}``; its title is its first heading without
-the ``Lesson NN —`` prefix. That ``graphlab`` key is defined once, in the versioned JSON schema
-:data:`CELL_METADATA_SCHEMA` (``cell_metadata.schema.json``), which this module, the JupyterLab
-extension and the tests all read; a cell whose ``graphlab`` metadata does not follow it is not
-counted as an exercise.
+the ``Lesson NN —`` prefix (``第 NN 课 —`` in a Chinese lesson). That ``graphlab`` key is defined
+once, in the versioned JSON schema :data:`CELL_METADATA_SCHEMA` (``cell_metadata.schema.json``),
+which this module, the JupyterLab extension and the tests all read; a cell whose ``graphlab``
+metadata does not follow it is not counted as an exercise.
 """
 
 from __future__ import annotations
@@ -41,7 +41,7 @@ CELL_METADATA_SCHEMA = Path(__file__).with_name("cell_metadata.schema.json")
 #: ``02_static_inputs.backup-20260101T000000Z.ipynb`` do not match).
 LESSON_NAME = re.compile(r"^(\d\d)_\w+\.ipynb$")
 
-_HEADING = re.compile(r"^#\s+(?:Lesson\s+\d+\s*[—–:-]\s*)?(?P<title>\S.*?)\s*$")
+_HEADING = re.compile(r"^#\s+(?:(?:Lesson\s+\d+|第\s*\d+\s*课)\s*[—–:-]\s*)?(?P<title>\S.*?)\s*$")
 _PACKAGE = Path(__file__).resolve().parents[1]
 
 

@@ -9,8 +9,9 @@ with the files under the server's root named relative to it.
 
 Routes:
 
-- ``GET  /graphlab/lessons``: the lessons with the learner's progress (``lessons.lessons_reply``),
-  read on a worker thread and kept in a ``lessons.LessonCache`` until a file changes
+- ``GET  /graphlab/lessons[?lang=zh_CN]``: the lessons with the learner's progress
+  (``lessons.lessons_reply``), in the language asked for where the course folder has them, read
+  on a worker thread and kept in a ``lessons.LessonCache`` until a file changes
 - ``GET  /graphlab/backend``: the live backend (``backend_probe``), asked once per server
 - ``POST /graphlab/progress/reset``: forget every stored check result; answers
   ``{"ok": true, "message": one line saying what was done}`` (removed; a file that was not
@@ -42,6 +43,7 @@ from jupyter_server.base.handlers import APIHandler, JupyterHandler
 from jupyter_server.utils import url_path_join
 
 from graphlab.course import progress, workspace
+from graphlab.course.languages import ENGLISH
 from graphlab.errors import GraphlabError
 
 from .backend_probe import probe_backend
@@ -81,9 +83,10 @@ class LessonsHandler(_Base):
     async def get(self) -> None:
         cache = self.settings.setdefault("graphlab_lessons", LessonCache())
         root = self.root
+        language = self.get_argument("lang", ENGLISH)
 
         def answer() -> dict[str, Any]:
-            return lessons_reply(root, progress.load(), cache)
+            return lessons_reply(root, progress.load(), cache, language)
 
         try:
             # Reading the progress file and the lessons (a lesson with stored outputs can weigh
@@ -124,7 +127,7 @@ class ResetLessonHandler(_Base):
             return
         try:
             lesson = self.resolve(body["path"])
-            done = workspace.reset_lesson(lesson.parent, lesson)
+            done = workspace.reset_lesson(workspace.course_root(lesson), lesson)
         except GraphlabError as exc:
             self.refuse_error(exc)
             return
