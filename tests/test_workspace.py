@@ -294,10 +294,32 @@ def test_reset_of_a_chinese_lesson_restores_the_chinese_one(shipped, tmp_path, m
 # ------------------------------------------------------------------------------ wheel
 
 
+def source_tree(target: Path) -> Path:
+    """A copy of what the wheel is built from, with Chinese lessons in ``notebooks/zh_CN/``
+    (lesson 00 with a Chinese heading, unless the checkout has them already) and a file there
+    that is not a lesson."""
+    ignore = shutil.ignore_patterns("__pycache__", "*.pyc")
+    target.mkdir()
+    for name in ("pyproject.toml", "README.md"):
+        shutil.copy2(ROOT / name, target / name)
+    for name in ("graphlab", "notebooks"):
+        shutil.copytree(ROOT / name, target / name, ignore=ignore)
+    chinese = target / "notebooks" / "zh_CN"
+    if not chinese.is_dir():
+        chinese.mkdir()
+        text = (ROOT / "notebooks" / "00_start_here.ipynb").read_text(encoding="utf-8")
+        (chinese / "00_start_here.ipynb").write_text(
+            text.replace("# Lesson 00 — Start here", "# 第 00 课 — 从这里开始", 1), encoding="utf-8"
+        )
+    (chinese / "notes.txt").write_text("not a lesson")
+    return target
+
+
 def test_a_plain_wheel_install_carries_the_lessons(tmp_path):
-    """Build the real wheel, unpack it as pip would install it, and open a workspace from it."""
+    """Build the wheel, unpack it as pip would install it, and open a workspace from it."""
+    source = source_tree(tmp_path / "source")
     subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", str(ROOT), "--no-deps", "-q", "-w", str(tmp_path)],
+        [sys.executable, "-m", "pip", "wheel", str(source), "--no-deps", "-q", "-w", str(tmp_path)],
         check=True,
         capture_output=True,
     )
@@ -305,16 +327,26 @@ def test_a_plain_wheel_install_carries_the_lessons(tmp_path):
     with zipfile.ZipFile(wheel) as archive:
         names = archive.namelist()
         archive.extractall(tmp_path / "site")
+        (entry_points,) = [n for n in names if n.endswith(".dist-info/entry_points.txt")]
+        entry_points = archive.read(entry_points).decode()
     shipped = sorted(n for n in names if n.startswith("graphlab/lessons/"))
-    assert shipped == [f"graphlab/lessons/{name}" for name, _ in COURSE]
+    chinese = sorted(p.name for p in (source / "notebooks" / "zh_CN").glob("*.ipynb"))
+    assert shipped == [f"graphlab/lessons/{name}" for name, _ in COURSE] + [
+        f"graphlab/lessons/zh_CN/{name}" for name in chinese
+    ]
     assert not [n for n in names if n.startswith("notebooks/") or n.endswith("conftest.py")]
     for name, _ in COURSE:
         packed = (tmp_path / "site" / "graphlab" / "lessons" / name).read_bytes()
         assert packed == (ROOT / "notebooks" / name).read_bytes()
+    # The extension's translations ship in the package, where the entry point sends JupyterLab.
+    assert "graphlab/server/locale/zh_CN/LC_MESSAGES/cuda_graphlab.json" in names
+    assert "[jupyterlab.locale]\ncuda_graphlab = graphlab.server\n" in entry_points
     script = (
         "from graphlab.course import syllabus, workspace\n"
         "print(syllabus.shipped_folder())\n"
-        "print(*sorted(p.name for p in workspace.ensure('ws').glob('*.ipynb')))\n"
+        "folder = workspace.sync('ws', ('zh_CN',)).folder\n"
+        "print(*sorted(p.name for p in folder.glob('*.ipynb')))\n"
+        "print(*sorted(p.name for p in folder.glob('zh_CN/*')))\n"
     )
     env = {**os.environ, "PYTHONPATH": str(tmp_path / "site")}
     shown = subprocess.run(
@@ -328,6 +360,7 @@ def test_a_plain_wheel_install_carries_the_lessons(tmp_path):
     assert shown == [
         str(tmp_path / "site" / "graphlab" / "lessons"),
         " ".join(name for name, _ in COURSE),
+        " ".join(chinese),
     ]
 
 
