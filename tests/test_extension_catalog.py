@@ -41,7 +41,7 @@ def test_messages_are_read_from_the_translator_calls(tmp_path):
         "notTranslated = label('Open');\n"
     )
     (tmp_path / "b.ts").write_text("trans.__('Open %1', path);\n")
-    assert catalogs.messages(tmp_path) == {
+    assert catalogs.typescript_messages(tmp_path) == {
         "Open %1": ["widgets/src/a.ts", "widgets/src/b.ts"],
         "It's a long one": ["widgets/src/a.ts"],
         ("%1 kernel", "%1 kernels"): ["widgets/src/a.ts"],
@@ -54,7 +54,24 @@ def test_messages_are_read_from_the_translator_calls(tmp_path):
 def test_a_call_that_is_not_literal_text_is_refused_with_its_place(tmp_path, call):
     (tmp_path / "c.ts").write_text(f"\n\nconst x = {call};\n")
     with pytest.raises(catalogs.CatalogError, match=r"^widgets/src/c\.ts:3: "):
-        catalogs.messages(tmp_path)
+        catalogs.typescript_messages(tmp_path)
+
+
+def test_the_reports_messages_are_read_from_its_words_calls(tmp_path):
+    path = tmp_path / "report.py"
+    path.write_text(
+        "def report(words, n):\n"
+        "    head = words.gettext('GPU work: %1', words.ngettext('%1 kernel', '%1 kernels', n))\n"
+        "    return head + words.gettext('all ' 'streams') + other.gettext('not this')\n"
+    )
+    assert catalogs.python_messages(path) == {
+        "GPU work: %1": ["report.py"],
+        ("%1 kernel", "%1 kernels"): ["report.py"],
+        "all streams": ["report.py"],
+    }
+    path.write_text("def report(words, label):\n    return words.gettext(f'{label} idle')\n")
+    with pytest.raises(catalogs.CatalogError, match=r"^report\.py:2: words.gettext takes"):
+        catalogs.python_messages(path)
 
 
 @pytest.mark.parametrize("language", TRANSLATED)
@@ -160,3 +177,27 @@ def test_jupyterlabs_server_finds_the_translations_through_the_entry_point():
     assert message == ""
     shipped = catalogs.catalog_path("zh_CN").with_suffix(".json").read_text(encoding="utf-8")
     assert found["cuda_graphlab"] == json.loads(shipped)
+
+
+def test_the_server_words_the_report_from_the_catalog():
+    from graphlab.server.translations import Catalog, words
+    from graphlab.support.words import ENGLISH
+
+    german = Catalog(
+        {
+            "": {"plural_forms": "nplurals=2; plural=(n != 1);"},
+            "%1 kernel": ["%1 Kernel", "%1 Kernels"],
+            "device %1": ["Gerät %1"],
+        }
+    )
+    assert [german.ngettext("%1 kernel", "%1 kernels", n) for n in (1, 3)] == [
+        "1 Kernel",
+        "3 Kernels",
+    ]
+    assert german.gettext("device %1", 0) == "Gerät 0"
+    assert german.gettext("no gaps") == "no gaps"  # not in the catalog: English
+    assert german.ngettext("%1 gap", "%1 gaps", 2) == "2 gaps"
+    chinese = words("zh_CN")
+    assert chinese.ngettext("%1 kernel", "%1 kernels", 40) == "40 个内核"
+    assert chinese.gettext("device %1 stream %2", 0, 7) == "设备 0 流 7"
+    assert words("en") is ENGLISH and words("fr_FR") is ENGLISH

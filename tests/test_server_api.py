@@ -246,6 +246,26 @@ async def test_trace_report_is_the_gaps_report(jp_fetch, course):
     assert "width" not in reply["figure"]["layout"]
 
 
+async def test_trace_report_in_the_language_asked_for(jp_fetch, course):
+    english = await get_json(jp_fetch, "trace", path="traces/graph_replay.json")
+    chinese = await get_json(jp_fetch, "trace", path="traces/graph_replay.json", lang="zh_CN")
+    # The figures of the English report (test_trace_report_is_the_gaps_report), in Chinese.
+    assert chinese["report"].splitlines() == [
+        "NVIDIA H200 上的 GPU 工作：1 个流上共 40 个内核",
+        "  所有流：时间跨度 87.264 µs，忙碌 39.169 µs，空闲 48.095 µs（空闲 55.1%）；"
+        "39 个空隙（中位数 0.256 µs，p90 0.288 µs，最大 38.208 µs）",
+        "  主机受限：39 个空隙中有 1 个（GPU 在等待主机：下一项工作尚未启动）",
+        "  主机：0 次内核启动，2 次图启动（跟踪中重放了 2 次）",
+        "  启动延迟（主机调用结束 -> GPU 开始）：中位数 4.989 µs，p90 5.803 µs，"
+        "统计了 GPU 工作在跟踪中的 2 次主机调用（内核与图的启动，以及异步拷贝和 memset）",
+    ]
+    assert chinese["figures"] == english["figures"]
+    assert english["report"].startswith("GPU work on NVIDIA H200: 40 kernels on 1 stream\n")
+    # A language without a catalog gets the English report.
+    other = await get_json(jp_fetch, "trace", path="traces/graph_replay.json", lang="fr_FR")
+    assert other["report"] == english["report"]
+
+
 async def test_trace_zoom_draws_the_range_only(jp_fetch, course):
     whole = await get_json(jp_fetch, "trace", path="traces/graph_replay.json")
     zoomed = await get_json(jp_fetch, "trace", path="traces/graph_replay.json", x0="0", x1="0.001")

@@ -3,7 +3,9 @@ JSON that JupyterLab's translator reads.
 
 Every word the extension shows goes through JupyterLab's translator, domain ``cuda-graphlab``
 (``trans.__('…')``, ``trans._n('…', '…', n)``, placeholders ``%1``, ``%2``; a bundle is always
-named ``trans`` or ``_trans``). This script collects those calls from ``widgets/src/*.ts`` into
+named ``trans`` or ``_trans``), and so does the trace viewer's gap report, which the server writes
+(``words.gettext("…")``, ``words.ngettext("…", "…", n)`` in :data:`PYTHON_SOURCES`, the same
+conventions). This script collects those calls from ``widgets/src/*.ts`` and the Python into
 a catalog per language, ``graphlab/server/locale/<lang>/LC_MESSAGES/cuda_graphlab.po`` (the
 source a translator edits), and writes the JSON beside it that JupyterLab's server hands to the
 browser. The server finds it through the ``jupyterlab.locale`` entry point named
@@ -23,6 +25,7 @@ an unfinished catalog: the extension would show English words among the translat
 from __future__ import annotations
 
 import argparse
+import ast
 import json
 import re
 import sys
@@ -40,6 +43,7 @@ from graphlab.support.atomic import write_text_atomically
 
 ROOT = Path(__file__).resolve().parent.parent
 SOURCES = ROOT / "widgets" / "src"
+PYTHON_SOURCES = (ROOT / "graphlab" / "trace" / "figures.py",)
 LOCALE = ROOT / "graphlab" / "server" / "locale"
 DOMAIN = "cuda_graphlab"
 
@@ -65,10 +69,45 @@ def _literal(text: str, pos: int, where: str) -> tuple[str, int]:
         pos += 1
 
 
-def messages(sources: Path = SOURCES) -> dict[str | tuple[str, str], list[str]]:
+Messages = dict[str | tuple[str, str], list[str]]
+
+
+def messages() -> Messages:
     """Each message of the extension (a text, or a singular and plural pair), with the files
     that use it (not their lines, which move with every edit), in the order of the sources."""
-    found: dict[str | tuple[str, str], list[str]] = {}
+    found = typescript_messages(SOURCES)
+    for path in PYTHON_SOURCES:
+        for key, files in python_messages(path).items():
+            found.setdefault(key, []).extend(files)
+    return found
+
+
+def python_messages(path: Path) -> Messages:
+    """The messages of the ``words.gettext``/``words.ngettext`` calls in the Python file
+    ``path`` (named from the repository's root)."""
+    name = path.relative_to(ROOT).as_posix() if path.is_relative_to(ROOT) else path.name
+    found: Messages = {}
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        call = node.func if isinstance(node, ast.Call) else None
+        if not (
+            isinstance(call, ast.Attribute)
+            and call.attr in ("gettext", "ngettext")
+            and isinstance(call.value, ast.Name)
+            and call.value.id == "words"
+        ):
+            continue
+        count = 1 if call.attr == "gettext" else 2
+        texts = [a.value for a in node.args[:count] if isinstance(a, ast.Constant)]
+        if len(texts) != count or not all(isinstance(t, str) for t in texts):
+            raise CatalogError(f"{name}:{node.lineno}: words.{call.attr} takes literal text")
+        key: str | tuple[str, str] = texts[0] if count == 1 else (texts[0], texts[1])
+        found.setdefault(key, [name])
+    return found
+
+
+def typescript_messages(sources: Path) -> Messages:
+    """The messages of the translator calls in the TypeScript files of ``sources``."""
+    found: Messages = {}
     for path in sorted(sources.glob("*.ts")):
         text = path.read_text(encoding="utf-8")
         for call in _CALL.finditer(text):

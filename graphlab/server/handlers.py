@@ -20,9 +20,9 @@ Routes:
   (:func:`graphlab.course.workspace.reset_lesson`); answers ``{"backup": path of the learner's
   copy, "warning": one line or null}``; ``backup`` is ``null`` if the lesson was missing, and
   ``warning`` says when the lesson is reset but the workspace record could not be written
-- ``GET  /graphlab/trace?path=P[&x0=&x1=]``: gap report and timeline figure of a trace under
-  the server's root (``trace_report``); its errors name files relative to that root, never by
-  the server's absolute path
+- ``GET  /graphlab/trace?path=P[&x0=&x1=][&lang=zh_CN]``: gap report (in the language asked
+  for) and timeline figure of a trace under the server's root (``trace_report``); its errors
+  name files relative to that root, never by the server's absolute path
 - ``GET  /graphlab/plotly.js``: plotly.js from the installed plotly package
 """
 
@@ -144,6 +144,7 @@ class TraceHandler(_Base):
 
         traces = self.settings.setdefault("graphlab_traces", TraceCache())
         relative = self.get_argument("path", "")
+        language = self.get_argument("lang", ENGLISH)
         try:
             path = self.resolve(relative)
             x_range = self._x_range()
@@ -151,7 +152,7 @@ class TraceHandler(_Base):
 
             def answer() -> tuple[LoadedTrace, str]:
                 loaded = traces.get(path, Path(relative).name)
-                return loaded, trace_reply(loaded, relative, x_range)
+                return loaded, trace_reply(loaded, relative, x_range, language)
 
             # Reading, analysing and drawing all run on a worker thread: the server goes on
             # answering other requests meanwhile (a zoom's figure alone takes a tenth of a second

@@ -287,7 +287,8 @@ const traceViewer: JupyterFrontEndPlugin<void> = {
           defaultFor: ['graphlab-json-gz', 'graphlab-pt-trace'],
           readOnly: true
         },
-        trans
+        trans,
+        courseLanguage((translator ?? nullTranslator).languageCode)
       )
     );
 

@@ -7,6 +7,7 @@
  * (the figures `graphlab gaps` prints) and a level-of-detail plotly figure of at most a few
  * thousand bars per lane; zooming asks for the bars of the new range. plotly.js comes from the
  * installed python plotly package through the server extension: no CDN, no kernel, no network.
+ * The server words the report in the language the view asks for (JupyterLab's).
  */
 import {
   ABCWidgetFactory,
@@ -84,9 +85,15 @@ export function preloadPlotly(): void {
 }
 
 export class TraceView extends Widget {
+  /**
+   * @param _path - the trace, relative to the server's root.
+   * @param _trans - the view's words.
+   * @param _language - the course language the server writes the report in (`zh_CN`).
+   */
   constructor(
     private readonly _path: string,
-    private readonly _trans: TranslationBundle
+    private readonly _trans: TranslationBundle,
+    private readonly _language: string
   ) {
     super();
     this.addClass('graphlab-Trace');
@@ -116,7 +123,9 @@ export class TraceView extends Widget {
     const trans = this._trans;
     try {
       const [data, Plotly] = await Promise.all([
-        requestAPI<ITraceReport>(`trace?${new URLSearchParams({ path: this._path })}`),
+        requestAPI<ITraceReport>(
+          `trace?${new URLSearchParams({ path: this._path, lang: this._language })}`
+        ),
         loadPlotly(trans.__('plotly.js could not be loaded from the graphlab server extension'))
       ]);
       this._data = data;
@@ -150,7 +159,7 @@ export class TraceView extends Widget {
 
   /** After a zoom, redraw with the bars of the visible range (the server merges less). */
   private async _refine(event: any): Promise<void> {
-    const params: Record<string, string> = { path: this._path };
+    const params: Record<string, string> = { path: this._path, lang: this._language };
     // A drag zoom reports the range as two keys, Plotly.relayout({'xaxis.range': [..]}) as one.
     const [x0, x1] = event['xaxis.range'] ?? [event['xaxis.range[0]'], event['xaxis.range[1]']];
     if (x0 !== undefined && x1 !== undefined) {
@@ -194,13 +203,14 @@ export class TraceView extends Widget {
 export class TraceViewFactory extends ABCWidgetFactory<DocumentWidget<TraceView>> {
   constructor(
     options: DocumentRegistry.IWidgetFactoryOptions<DocumentWidget<TraceView>>,
-    private readonly _trans: TranslationBundle
+    private readonly _trans: TranslationBundle,
+    private readonly _language: string
   ) {
     super(options);
   }
 
   protected createNewWidget(context: DocumentRegistry.Context): DocumentWidget<TraceView> {
-    const content = new TraceView(context.path, this._trans);
+    const content = new TraceView(context.path, this._trans, this._language);
     const widget = new DocumentWidget({ context, content });
     widget.title.caption = this._trans.__('%1 as a CUDA graph timeline', context.path);
     return widget;
