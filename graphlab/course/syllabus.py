@@ -2,8 +2,10 @@
 
 A lesson is a notebook named ``NN_topic.ipynb``. An installed wheel carries them in
 ``graphlab/lessons/`` (pyproject.toml maps ``notebooks/*.ipynb`` there); a source checkout or an
-editable install reads them from the repository's ``notebooks/`` folder. Nobody edits these
-copies: a learner works in a workspace of their own (:mod:`graphlab.course.workspace`).
+editable install reads them from the repository's ``notebooks/`` folder. The translated lessons
+are in a folder of their language beside them (``zh_CN/``, :mod:`graphlab.course.languages`).
+Nobody edits these copies: a learner works in a workspace of their own
+(:mod:`graphlab.course.workspace`).
 
 A lesson's exercises are the ids of its solution cells, the code cells whose metadata holds
 ``{"graphlab": {"role": "solution", "exercise": ID}}``; its title is its first heading without
