@@ -21,9 +21,13 @@ def solution_cell(exercise: str, body: str = "answer = 42") -> nbformat.Notebook
     )
 
 
-def write_lesson(folder: Path, name: str, title: str, exercises: list[str], note: str = "") -> Path:
-    """Write ``folder/name``: lesson ``name[:2]`` called ``title`` with ``exercises``."""
-    cells = [new_markdown_cell(f"# Lesson {name[:2]} — {title}\n\n{note}"), new_code_cell("x = 1")]
+def write_lesson(
+    folder: Path, name: str, title: str, exercises: list[str], note: str = "", heading: str = ""
+) -> Path:
+    """Write ``folder/name``: lesson ``name[:2]`` called ``title`` with ``exercises``, headed
+    ``# Lesson NN — title`` unless ``heading`` gives the line."""
+    heading = heading or f"# Lesson {name[:2]} — {title}"
+    cells = [new_markdown_cell(f"{heading}\n\n{note}"), new_code_cell("x = 1")]
     for exercise in exercises:
         cells += [
             new_code_cell("def f():\n    raise NotImplementedError"),
@@ -43,4 +47,22 @@ def ship_two_lessons(folder: Path, monkeypatch) -> Path:
     write_lesson(folder, "00_start_here.ipynb", "Start here", ["busy_fraction"])
     write_lesson(folder, "01_kernel_gaps.ipynb", "Kernel gaps", ["capture_chain", "per_replay"])
     monkeypatch.setattr(syllabus, "shipped_folder", lambda: folder)
+    return folder
+
+
+def ship_chinese_lessons(shipped: Path) -> Path:
+    """Add to ``ship_two_lessons``' course its Chinese lessons, in ``shipped/zh_CN``: the same
+    files and exercises under Chinese headings."""
+    folder = shipped / "zh_CN"
+    folder.mkdir()
+    write_lesson(
+        folder, "00_start_here.ipynb", "", ["busy_fraction"], heading="# 第 00 课 — 从这里开始"
+    )
+    write_lesson(
+        folder,
+        "01_kernel_gaps.ipynb",
+        "",
+        ["capture_chain", "per_replay"],
+        heading="# 第 01 课 — 内核空隙",
+    )
     return folder

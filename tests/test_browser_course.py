@@ -87,16 +87,31 @@ def many_kernels(path: Path, kernels: int = 12_000) -> None:
 
 
 @contextmanager
-def jupyter(tmp: Path, app: str = "lab", tour: bool = False):
+def jupyter(
+    tmp: Path,
+    app: str = "lab",
+    tour: bool = False,
+    chinese: bool = False,
+    config_path: tuple[Path, ...] = (),
+):
     """``jupyter lab`` or ``jupyter notebook`` on loopback over a fresh course folder.
 
     With ``tour`` the course tour may show (jupyterlab-tour's own tours stay off); without, no
-    tour overlay covers what the test clicks. Yields (base URL, root folder, stand-in store).
+    tour overlay covers what the test clicks. With ``chinese`` the course folder also holds the
+    two lessons in Chinese (``zh_CN/``); ``config_path`` puts Jupyter config folders first on the
+    server's config path, as ``graphlab lab`` does. Yields (base URL, root folder, stand-in
+    store).
     """
     root = tmp / "root"
     (root / "traces").mkdir(parents=True)
     shutil.copy(LESSON, root / LESSON.name)
     (root / "02_second.ipynb").write_text(LESSON.read_text().replace("Tiny exercise", "Second"))
+    if chinese:
+        (root / "zh_CN").mkdir()
+        titles = {LESSON.name: "第 01 课 — 小练习", "02_second.ipynb": "第 02 课 — 第二课"}
+        for name, title in titles.items():
+            text = LESSON.read_text().replace("Lesson 01 — Tiny exercise", title)
+            (root / "zh_CN" / name).write_text(text)
     shutil.copy(TRACE, root / "traces" / TRACE.name)
     (root / "traces" / "broken.json").write_text('{"traceEvents": [{"ph": "X"')
     many_kernels(root / "traces" / "many.json")
@@ -123,7 +138,8 @@ def jupyter(tmp: Path, app: str = "lab", tour: bool = False):
     extensions.mkdir(parents=True)
     (extensions / "cuda-graphlab").symlink_to(BUILD)
     base_env = {k: v for k, v in os.environ.items() if k != RUN_SOLUTIONS}
-    env = (lab_environment(base_env) if tour else base_env) | {
+    lab_config = tour or config_path
+    env = (lab_environment(base_env, *config_path) if lab_config else base_env) | {
         progress.ENV: str(store),
         "JUPYTER_CONFIG_DIR": str(config),
         "JUPYTER_DATA_DIR": str(tmp / "data"),

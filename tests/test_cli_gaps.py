@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 import torch
-from lesson_notebooks import ship_two_lessons
+from lesson_notebooks import ship_chinese_lessons, ship_two_lessons
 from memory_cap import HAS_PROC, run_with_memory_cap
 
 from graphlab import __version__
@@ -256,6 +256,76 @@ def test_lab_workspace_defaults_to_graphlab_course_in_the_home_folder(
     assert run_cli(capsys, "lab")[0] == 0
     copied = sorted(p.name for p in (tmp_path / "home" / "graphlab-course").glob("*.ipynb"))
     assert copied == ["00_start_here.ipynb", "01_kernel_gaps.ipynb"]
+
+
+def test_lab_in_chinese_opens_the_chinese_lessons_in_a_chinese_jupyterlab(
+    capsys, tmp_path, monkeypatch, shipped
+):
+    ship_chinese_lessons(shipped)
+    launched = []
+    monkeypatch.setattr(lab.subprocess, "call", lambda cmd, env: launched.append((cmd, env)) or 0)
+    monkeypatch.setattr(lab, "has_language_pack", lambda language: language == "zh_CN")
+    monkeypatch.setenv("JUPYTER_CONFIG_PATH", "/etc/mine")
+    workspace = tmp_path / "course"
+    argv = ("lab", "--workspace", str(workspace), "--no-browser")
+    code, out, err = run_cli(capsys, *argv, "--lang", "zh_CN")
+    assert (code, err) == (0, "")
+    assert out.splitlines() == [
+        f"graphlab lab: copied 4 lesson(s) into {workspace}",
+        f"graphlab lab: opening {workspace} in JupyterLab (Ctrl-C to stop)",
+    ]
+    ((command, env),) = launched
+    first = workspace / "zh_CN" / "00_start_here.ipynb"
+    assert command == lab.build_command(lab_args("--no-browser"), workspace, first)
+    assert "--LabApp.default_url=/lab/tree/zh_CN/00_start_here.ipynb" in command
+    assert first.read_bytes() == (shipped / "zh_CN" / "00_start_here.ipynb").read_bytes()
+    # JupyterLab's language comes from the workspace's config folder, first on the path; the
+    # learner's settings folder is not changed.
+    config = workspace / ".graphlab" / "lab_config" / "zh_CN"
+    assert env["JUPYTER_CONFIG_PATH"].split(os.pathsep) == [
+        str(config),
+        str(lab.LAB_CONFIG),
+        "/etc/mine",
+    ]
+    overrides = config / "labconfig" / "default_setting_overrides.json"
+    assert json.loads(overrides.read_text()) == {
+        "@jupyterlab/translation-extension:plugin": {"locale": "zh_CN"}
+    }
+    assert env.get("JUPYTERLAB_SETTINGS_DIR") == os.environ.get("JUPYTERLAB_SETTINGS_DIR")
+
+    # In English again: the English lesson 00, and JupyterLab's own language.
+    launched.clear()
+    assert run_cli(capsys, *argv)[0] == 0
+    ((command, env),) = launched
+    assert "--LabApp.default_url=/lab/tree/00_start_here.ipynb" in command
+    assert env["JUPYTER_CONFIG_PATH"].split(os.pathsep)[0] == str(lab.LAB_CONFIG)
+
+
+def test_lab_in_chinese_without_the_language_pack_says_what_to_install(
+    capsys, tmp_path, monkeypatch, shipped
+):
+    ship_chinese_lessons(shipped)
+    monkeypatch.setattr(lab.subprocess, "call", lambda cmd, env: 0)
+    monkeypatch.setattr(lab, "has_language_pack", lambda language: False)
+    code, _, err = run_cli(capsys, "lab", "--workspace", str(tmp_path / "w"), "--lang", "zh_CN")
+    assert (code, err) == (
+        0,
+        "graphlab lab: JupyterLab has no zh_CN language pack, so its menus stay in English: "
+        "pip install jupyterlab-language-pack-zh-CN\n",
+    )
+
+
+def test_a_language_pack_is_found_by_jupyterlabs_entry_point():
+    # The dev extras install the zh-CN pack, as a learner would.
+    assert lab.has_language_pack("zh_CN")
+    assert not lab.has_language_pack("xx_XX")
+
+
+def test_lab_refuses_a_language_it_does_not_know_in_one_line(capsys, tmp_path, shipped):
+    code, out, err = run_cli(capsys, "lab", "--workspace", str(tmp_path / "w"), "--lang", "fr")
+    assert (code, out) == (2, "")
+    assert err == "graphlab lab: the course has no language 'fr': use one of en, zh_CN\n"
+    assert not (tmp_path / "w").exists()
 
 
 def test_lab_refuses_a_bad_port_or_workspace_in_one_line(capsys, tmp_path, shipped):

@@ -18,6 +18,7 @@ from pathlib import Path
 
 import plotly
 import pytest
+from lesson_notebooks import ship_chinese_lessons, ship_two_lessons
 from tornado.httpclient import HTTPClientError
 
 from graphlab import Timeline
@@ -131,6 +132,7 @@ async def test_lessons_with_progress(jp_fetch, course, store):
         ],
         "done": 1,
         "total": 2,
+        "language": "en",
     }
     store.record("02_static_inputs", "copy_in", True)
     assert (await get_json(jp_fetch, "lessons"))["done"] == 2
@@ -144,6 +146,39 @@ async def test_lessons_of_a_checkout_are_in_notebooks(jp_fetch, jp_root_dir, sto
     assert [(x["path"], x["title"]) for x in reply["lessons"]] == [
         ("notebooks/01_kernel_gaps.ipynb", "Kernel gaps")
     ]
+
+
+async def test_lessons_in_the_language_of_jupyterlab(jp_fetch, course, store):
+    (course / "zh_CN").mkdir()
+    (course / "zh_CN" / "02_static_inputs.ipynb").write_text(
+        notebook([markdown("# 第 02 课 — 静态输入"), solution("copy_in"), solution("rebind")])
+    )
+    (course / "zh_CN" / "notes.ipynb").write_text(notebook([]))
+    store.record("02_static_inputs", "rebind", True)  # progress is the same in both languages
+    reply = await get_json(jp_fetch, "lessons", lang="zh_CN")
+    assert (reply["folder"], reply["language"], reply["done"], reply["total"]) == (
+        "zh_CN",
+        "zh_CN",
+        1,
+        2,
+    )
+    assert [(x["path"], x["title"], x["passed"]) for x in reply["lessons"]] == [
+        ("zh_CN/02_static_inputs.ipynb", "静态输入", ["rebind"])
+    ]
+    # English, and a language the course is not translated into: the English lessons.
+    for language in ("en", "fr_FR"):
+        reply = await get_json(jp_fetch, "lessons", lang=language)
+        assert (reply["folder"], reply["language"]) == ("", "en")
+        assert [x["path"] for x in reply["lessons"]] == [
+            "00_start_here.ipynb",
+            "02_static_inputs.ipynb",
+        ]
+
+
+async def test_lessons_in_a_language_the_folder_lacks_are_the_english_ones(jp_fetch, course, store):
+    (course / "zh_CN").mkdir()  # no lesson in it
+    reply = await get_json(jp_fetch, "lessons", lang="zh_CN")
+    assert (reply["folder"], reply["language"], len(reply["lessons"])) == ("", "en", 2)
 
 
 async def test_reset_progress(jp_fetch, course, store):
@@ -183,6 +218,21 @@ async def test_reset_lesson_keeps_the_learners_copy(jp_fetch, jp_root_dir):
         assert code in (400, 403) and says in message
 
 
+async def test_reset_of_a_chinese_lesson_restores_the_chinese_one(
+    jp_fetch, jp_root_dir, tmp_path, monkeypatch
+):
+    shipped = ship_two_lessons(tmp_path / "shipped", monkeypatch)
+    chinese = ship_chinese_lessons(shipped)
+    workspace.sync(jp_root_dir, ("zh_CN",))
+    lesson = jp_root_dir / "zh_CN" / "00_start_here.ipynb"
+    lesson.write_text(notebook([markdown("# 我的笔记")]))
+    body = json.dumps({"path": "zh_CN/00_start_here.ipynb"})
+    response = await jp_fetch("graphlab", "lessons", "reset", method="POST", body=body)
+    backup = json.loads(response.body)["backup"]
+    assert re.fullmatch(r"zh_CN/00_start_here\.backup-\d{8}T\d{6}Z\.ipynb", backup), backup
+    assert lesson.read_bytes() == (chinese / "00_start_here.ipynb").read_bytes()
+
+
 async def test_trace_report_is_the_gaps_report(jp_fetch, course):
     reply = await get_json(jp_fetch, "trace", path="traces/graph_replay.json")
     summary = Timeline.from_chrome_trace(TRACES / "graph_replay.json").summary()
@@ -194,6 +244,26 @@ async def test_trace_report_is_the_gaps_report(jp_fetch, course):
     names = [t.get("name") for t in reply["figure"]["data"]]
     assert "stream 7: GPU work" in names and "host: launch call" in names
     assert "width" not in reply["figure"]["layout"]
+
+
+async def test_trace_report_in_the_language_asked_for(jp_fetch, course):
+    english = await get_json(jp_fetch, "trace", path="traces/graph_replay.json")
+    chinese = await get_json(jp_fetch, "trace", path="traces/graph_replay.json", lang="zh_CN")
+    # The figures of the English report (test_trace_report_is_the_gaps_report), in Chinese.
+    assert chinese["report"].splitlines() == [
+        "NVIDIA H200 上的 GPU 工作：1 个流上共 40 个内核",
+        "  所有流：时间跨度 87.264 µs，忙碌 39.169 µs，空闲 48.095 µs（空闲 55.1%）；"
+        "39 个空隙（中位数 0.256 µs，p90 0.288 µs，最大 38.208 µs）",
+        "  主机受限：39 个空隙中有 1 个（GPU 在等待主机：下一项工作尚未启动）",
+        "  主机：0 次内核启动，2 次图启动（跟踪中重放了 2 次）",
+        "  启动延迟（主机调用结束 -> GPU 开始）：中位数 4.989 µs，p90 5.803 µs，"
+        "统计了 GPU 工作在跟踪中的 2 次主机调用（内核与图的启动，以及异步拷贝和 memset）",
+    ]
+    assert chinese["figures"] == english["figures"]
+    assert english["report"].startswith("GPU work on NVIDIA H200: 40 kernels on 1 stream\n")
+    # A language without a catalog gets the English report.
+    other = await get_json(jp_fetch, "trace", path="traces/graph_replay.json", lang="fr_FR")
+    assert other["report"] == english["report"]
 
 
 async def test_trace_zoom_draws_the_range_only(jp_fetch, course):

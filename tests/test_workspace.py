@@ -17,7 +17,7 @@ from datetime import datetime
 from pathlib import Path
 
 import pytest
-from lesson_notebooks import ship_two_lessons, write_lesson
+from lesson_notebooks import ship_chinese_lessons, ship_two_lessons, write_lesson
 
 from graphlab.cli import lab, main
 from graphlab.course import workspace
@@ -234,13 +234,92 @@ def test_reset_lesson_refuses_what_is_not_a_lesson_of_this_workspace(shipped, tm
     assert (folder / "notes.ipynb").read_text() == "{}"
 
 
+# ------------------------------------------------------------------------ Chinese lessons
+
+
+def test_a_chinese_lesson_is_titled_by_its_chinese_heading(shipped):
+    folder = ship_chinese_lessons(shipped)
+    assert [(x.number, x.title, x.exercises) for x in lessons(folder)] == [
+        ("00", "从这里开始", ("busy_fraction",)),
+        ("01", "内核空隙", ("capture_chain", "per_replay")),
+    ]
+
+
+def test_sync_adds_the_chinese_lessons_beside_the_english_ones_when_asked(shipped, tmp_path):
+    chinese = ship_chinese_lessons(shipped)
+    folder = ensure(tmp_path / "course")
+    assert not (folder / "zh_CN").exists()
+    done = sync(folder, ("zh_CN",))
+    assert done == workspace.Sync(
+        folder, added=("zh_CN/00_start_here.ipynb", "zh_CN/01_kernel_gaps.ipynb"), updated=()
+    )
+    for name in ("00_start_here.ipynb", "01_kernel_gaps.ipynb"):
+        assert (folder / "zh_CN" / name).read_bytes() == (chinese / name).read_bytes()
+    # Kept as the English ones are: an edit stays, an untouched lesson follows the course.
+    edited = edit(folder / "zh_CN" / "00_start_here.ipynb")
+    edit(chinese / "00_start_here.ipynb", "新版本")
+    new_01 = edit(chinese / "01_kernel_gaps.ipynb", "新版本")
+    assert sync(folder).updated == ()  # English only: the Chinese lessons are not looked at
+    assert sync(folder, ("zh_CN",)).updated == ("zh_CN/01_kernel_gaps.ipynb",)
+    assert (folder / "zh_CN" / "00_start_here.ipynb").read_bytes() == edited
+    assert (folder / "zh_CN" / "01_kernel_gaps.ipynb").read_bytes() == new_01
+
+
+def test_sync_asked_for_chinese_lessons_that_are_not_shipped_copies_the_english_only(
+    shipped, tmp_path
+):
+    folder = tmp_path / "course"
+    assert sync(folder, ("zh_CN",)).added == ("00_start_here.ipynb", "01_kernel_gaps.ipynb")
+    assert not (folder / "zh_CN").exists()
+
+
+def test_reset_of_a_chinese_lesson_restores_the_chinese_one(shipped, tmp_path, monkeypatch):
+    monkeypatch.setattr(backups, "datetime", _Clock)
+    chinese = ship_chinese_lessons(shipped)
+    folder = sync(tmp_path / "course", ("zh_CN",)).folder
+    lesson = folder / "zh_CN" / "01_kernel_gaps.ipynb"
+    mine = edit(lesson, "我的答案")
+    done = reset_lesson(workspace.course_root(lesson), lesson)
+    assert done == workspace.LessonReset(
+        folder / "zh_CN" / "01_kernel_gaps.backup-20260102T030405Z.ipynb"
+    )
+    assert done.backup.read_bytes() == mine
+    assert lesson.read_bytes() == (chinese / "01_kernel_gaps.ipynb").read_bytes()
+    # Recorded under its path in the workspace: untouched again, so a new version updates it.
+    edit(chinese / "01_kernel_gaps.ipynb", "新版本")
+    assert sync(folder, ("zh_CN",)).updated == ("zh_CN/01_kernel_gaps.ipynb",)
+    assert workspace.course_root(folder / "01_kernel_gaps.ipynb") == folder
+
+
 # ------------------------------------------------------------------------------ wheel
 
 
+def source_tree(target: Path) -> Path:
+    """A copy of what the wheel is built from, with Chinese lessons in ``notebooks/zh_CN/``
+    (lesson 00 with a Chinese heading, unless the checkout has them already) and a file there
+    that is not a lesson."""
+    ignore = shutil.ignore_patterns("__pycache__", "*.pyc")
+    target.mkdir()
+    for name in ("pyproject.toml", "README.md"):
+        shutil.copy2(ROOT / name, target / name)
+    for name in ("graphlab", "notebooks"):
+        shutil.copytree(ROOT / name, target / name, ignore=ignore)
+    chinese = target / "notebooks" / "zh_CN"
+    if not chinese.is_dir():
+        chinese.mkdir()
+        text = (ROOT / "notebooks" / "00_start_here.ipynb").read_text(encoding="utf-8")
+        (chinese / "00_start_here.ipynb").write_text(
+            text.replace("# Lesson 00 — Start here", "# 第 00 课 — 从这里开始", 1), encoding="utf-8"
+        )
+    (chinese / "notes.txt").write_text("not a lesson")
+    return target
+
+
 def test_a_plain_wheel_install_carries_the_lessons(tmp_path):
-    """Build the real wheel, unpack it as pip would install it, and open a workspace from it."""
+    """Build the wheel, unpack it as pip would install it, and open a workspace from it."""
+    source = source_tree(tmp_path / "source")
     subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", str(ROOT), "--no-deps", "-q", "-w", str(tmp_path)],
+        [sys.executable, "-m", "pip", "wheel", str(source), "--no-deps", "-q", "-w", str(tmp_path)],
         check=True,
         capture_output=True,
     )
@@ -248,16 +327,26 @@ def test_a_plain_wheel_install_carries_the_lessons(tmp_path):
     with zipfile.ZipFile(wheel) as archive:
         names = archive.namelist()
         archive.extractall(tmp_path / "site")
+        (entry_points,) = [n for n in names if n.endswith(".dist-info/entry_points.txt")]
+        entry_points = archive.read(entry_points).decode()
     shipped = sorted(n for n in names if n.startswith("graphlab/lessons/"))
-    assert shipped == [f"graphlab/lessons/{name}" for name, _ in COURSE]
+    chinese = sorted(p.name for p in (source / "notebooks" / "zh_CN").glob("*.ipynb"))
+    assert shipped == [f"graphlab/lessons/{name}" for name, _ in COURSE] + [
+        f"graphlab/lessons/zh_CN/{name}" for name in chinese
+    ]
     assert not [n for n in names if n.startswith("notebooks/") or n.endswith("conftest.py")]
     for name, _ in COURSE:
         packed = (tmp_path / "site" / "graphlab" / "lessons" / name).read_bytes()
         assert packed == (ROOT / "notebooks" / name).read_bytes()
+    # The extension's translations ship in the package, where the entry point sends JupyterLab.
+    assert "graphlab/server/locale/zh_CN/LC_MESSAGES/cuda_graphlab.json" in names
+    assert "[jupyterlab.locale]\ncuda_graphlab = graphlab.server\n" in entry_points
     script = (
         "from graphlab.course import syllabus, workspace\n"
         "print(syllabus.shipped_folder())\n"
-        "print(*sorted(p.name for p in workspace.ensure('ws').glob('*.ipynb')))\n"
+        "folder = workspace.sync('ws', ('zh_CN',)).folder\n"
+        "print(*sorted(p.name for p in folder.glob('*.ipynb')))\n"
+        "print(*sorted(p.name for p in folder.glob('zh_CN/*')))\n"
     )
     env = {**os.environ, "PYTHONPATH": str(tmp_path / "site")}
     shown = subprocess.run(
@@ -271,6 +360,7 @@ def test_a_plain_wheel_install_carries_the_lessons(tmp_path):
     assert shown == [
         str(tmp_path / "site" / "graphlab" / "lessons"),
         " ".join(name for name, _ in COURSE),
+        " ".join(chinese),
     ]
 
 

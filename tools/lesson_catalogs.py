@@ -36,13 +36,14 @@ import nbformat
 from babel.messages.catalog import Catalog
 from babel.messages.pofile import read_po, write_po
 
+from graphlab.course.languages import TRANSLATED
 from graphlab.course.links import refresh_links
 from graphlab.course.syllabus import LESSON_NAME
 from graphlab.support.atomic import write_text_atomically
 
 ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOKS = ROOT / "notebooks"
-LANGUAGES = ("zh_CN",)
+LANGUAGES = TRANSLATED
 
 _FENCE = re.compile(r"^\s*(```|~~~)")
 _BADGE = "[![Open In Colab]"

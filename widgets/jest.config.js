@@ -5,8 +5,11 @@
  */
 module.exports = {
   testEnvironment: 'jsdom',
-  transform: { '^.+\\.tsx?$': ['ts-jest', { tsconfig: 'tsconfig.test.json' }] },
+  // @jupyterlab/translation ships ES modules only: ts-jest compiles it to CommonJS too.
+  transform: { '^.+\\.[jt]sx?$': ['ts-jest', { tsconfig: 'tsconfig.test.json' }] },
+  transformIgnorePatterns: ['/node_modules/(?!@jupyterlab/translation/)'],
   testMatch: ['<rootDir>/test/**/*.spec.ts'],
+  setupFiles: ['<rootDir>/test/polyfills.ts'],
   // The cell metadata schema lives in the Python package; the build copies it into src/.
   moduleNameMapper: {
     '^\\./cell_metadata\\.schema\\.json$': '<rootDir>/../graphlab/course/cell_metadata.schema.json'

@@ -6,6 +6,15 @@ and never overwrite a lesson the learner has changed (:mod:`graphlab.course.work
 JupyterLab then serves that folder and opens lesson 00: in the browser it starts, and at the URL
 it prints (JupyterLab's default page is set to the lesson).
 
+``--lang zh_CN`` also copies the Chinese lessons (into the workspace's ``zh_CN/`` folder), opens
+the Chinese lesson 00, and starts this JupyterLab in Chinese: a Jupyter config folder of the
+workspace's own (``.graphlab/lab_config/zh_CN/``), put first on this server's config path, sets
+JupyterLab's language as a default setting (``default_setting_overrides.json``). The learner's
+own JupyterLab settings are not touched: a language they chose themselves in Settings → Language
+still wins, and other JupyterLabs start as before. The interface needs JupyterLab's language pack
+(``pip install jupyterlab-language-pack-zh-CN``); without it the lessons are in Chinese and
+JupyterLab in English, and graphlab says so.
+
 The server listens on 127.0.0.1 unless you say otherwise (``--ip``), and it keeps Jupyter's
 login token: JupyterLab generates a random one and prints the URL that carries it. graphlab
 never passes a token on the command line (where ``ps`` shows it) and never turns it off, so a
@@ -17,11 +26,15 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import ipaddress
+import json
 import os
 import subprocess
 import sys
+from importlib.metadata import entry_points
 from pathlib import Path
 from urllib.parse import quote
+
+from graphlab.course.languages import ENGLISH, LANGUAGES, TRANSLATED, check_language
 
 #: Where the learner's copy of the course goes unless ``--workspace`` says otherwise.
 DEFAULT_WORKSPACE = "~/graphlab-course"
@@ -32,14 +45,45 @@ DEFAULT_WORKSPACE = "~/graphlab-course"
 #: they are.
 LAB_CONFIG = Path(__file__).resolve().parent.parent / "course" / "lab_config"
 
+#: JupyterLab's setting of its interface language (a plugin id and its key).
+LANGUAGE_SETTING = ("@jupyterlab/translation-extension:plugin", "locale")
 
-def lab_environment(environ: dict[str, str]) -> dict[str, str]:
-    """``environ`` with :data:`LAB_CONFIG` first on Jupyter's config path."""
+
+def lab_environment(environ: dict[str, str], *config: Path) -> dict[str, str]:
+    """``environ`` with the Jupyter config folders ``config`` (first) and :data:`LAB_CONFIG`
+    first on Jupyter's config path."""
     path = [
+        *map(str, config),
         str(LAB_CONFIG),
         *filter(None, environ.get("JUPYTER_CONFIG_PATH", "").split(os.pathsep)),
     ]
     return environ | {"JUPYTER_CONFIG_PATH": os.pathsep.join(path)}
+
+
+def language_config(workspace: Path, language: str) -> Path:
+    """Write the workspace's Jupyter config folder that starts JupyterLab in ``language``, and
+    return it (``<workspace>/.graphlab/lab_config/<language>``)."""
+    from graphlab.course.workspace import WorkspaceError
+    from graphlab.support.atomic import write_text_atomically
+
+    folder = workspace / ".graphlab" / "lab_config" / language
+    plugin, key = LANGUAGE_SETTING
+    text = json.dumps({plugin: {key: language}}, indent=1) + "\n"
+    target = folder / "labconfig" / "default_setting_overrides.json"
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise WorkspaceError(
+            f"cannot create {target.parent} ({exc.strerror or exc}): make the course workspace "
+            "a folder you can write"
+        ) from None
+    write_text_atomically(target, text, WorkspaceError)
+    return folder
+
+
+def has_language_pack(language: str) -> bool:
+    """Whether JupyterLab's language pack for ``language`` is installed."""
+    return any(e.name == language for e in entry_points(group="jupyterlab.languagepack"))
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -52,6 +96,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default="127.0.0.1",
         help="address to listen on (default 127.0.0.1, this machine only; 0.0.0.0 exposes the "
         "server, protected by its token, to the network)",
+    )
+    parser.add_argument(
+        "--lang",
+        metavar="LANG",
+        default=ENGLISH,
+        help=f"the course's language, one of {', '.join(LANGUAGES)} (default {ENGLISH}): the "
+        "lessons and JupyterLab in that language",
     )
     parser.add_argument(
         "--workspace",
@@ -99,9 +150,11 @@ def run(args: argparse.Namespace) -> int:
 
     if args.port is not None and not 0 < args.port < 65536:
         raise GraphlabError(f"--port {args.port} is not a TCP port: use 1-65535")
+    language = check_language(args.lang)
     if importlib.util.find_spec("jupyterlab") is None:
         raise GraphlabError("JupyterLab is not installed: pip install jupyterlab")
-    done = sync(args.workspace)
+    translated = (language,) if language in TRANSLATED else ()
+    done = sync(args.workspace, translated)
     folder = done.folder
     if done.added:
         print(f"graphlab lab: copied {len(done.added)} lesson(s) into {folder}")
@@ -116,7 +169,17 @@ def run(args: argparse.Namespace) -> int:
             "that was interrupted (your copy is in the newest .backup- file beside it)"
         )
     first = next((folder / lesson.file for lesson in lessons()), None)
+    if first is not None and translated and (folder / language / first.name).is_file():
+        first = folder / language / first.name
     command = build_command(args, folder, first if first and first.is_file() else None)
+    config = [language_config(folder, language)] if translated else []
+    if translated and not has_language_pack(language):
+        package = f"jupyterlab-language-pack-{language.replace('_', '-')}"
+        print(
+            f"graphlab lab: JupyterLab has no {language} language pack, so its menus stay in "
+            f"English: pip install {package}",
+            file=sys.stderr,
+        )
     if not _is_loopback(args.ip):
         print(
             f"graphlab lab: listening on {args.ip}, reachable from other machines; "
@@ -124,7 +187,7 @@ def run(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
     print(f"graphlab lab: opening {folder} in JupyterLab (Ctrl-C to stop)")
-    return subprocess.call(command, env=lab_environment(dict(os.environ)))
+    return subprocess.call(command, env=lab_environment(dict(os.environ), *config))
 
 
 def _is_loopback(ip: str) -> bool:

@@ -2,15 +2,17 @@
 
 A lesson is a notebook named ``NN_topic.ipynb``. An installed wheel carries them in
 ``graphlab/lessons/`` (pyproject.toml maps ``notebooks/*.ipynb`` there); a source checkout or an
-editable install reads them from the repository's ``notebooks/`` folder. Nobody edits these
-copies: a learner works in a workspace of their own (:mod:`graphlab.course.workspace`).
+editable install reads them from the repository's ``notebooks/`` folder. The translated lessons
+are in a folder of their language beside them (``zh_CN/``, :mod:`graphlab.course.languages`).
+Nobody edits these copies: a learner works in a workspace of their own
+(:mod:`graphlab.course.workspace`).
 
 A lesson's exercises are the ids of its solution cells, the code cells whose metadata holds
 ``{"graphlab": {"role": "solution", "exercise": ID}}``; its title is its first heading without
-the ``Lesson NN —`` prefix. That ``graphlab`` key is defined once, in the versioned JSON schema
-:data:`CELL_METADATA_SCHEMA` (``cell_metadata.schema.json``), which this module, the JupyterLab
-extension and the tests all read; a cell whose ``graphlab`` metadata does not follow it is not
-counted as an exercise.
+the ``Lesson NN —`` prefix (``第 NN 课 —`` in a Chinese lesson). That ``graphlab`` key is defined
+once, in the versioned JSON schema :data:`CELL_METADATA_SCHEMA` (``cell_metadata.schema.json``),
+which this module, the JupyterLab extension and the tests all read; a cell whose ``graphlab``
+metadata does not follow it is not counted as an exercise.
 """
 
 from __future__ import annotations
@@ -41,7 +43,7 @@ CELL_METADATA_SCHEMA = Path(__file__).with_name("cell_metadata.schema.json")
 #: ``02_static_inputs.backup-20260101T000000Z.ipynb`` do not match).
 LESSON_NAME = re.compile(r"^(\d\d)_\w+\.ipynb$")
 
-_HEADING = re.compile(r"^#\s+(?:Lesson\s+\d+\s*[—–:-]\s*)?(?P<title>\S.*?)\s*$")
+_HEADING = re.compile(r"^#\s+(?:(?:Lesson\s+\d+|第\s*\d+\s*课)\s*[—–:-]\s*)?(?P<title>\S.*?)\s*$")
 _PACKAGE = Path(__file__).resolve().parents[1]
 
 

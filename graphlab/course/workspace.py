@@ -16,6 +16,9 @@ learner's edits.
   learner's copy or the shipped one there, and the learner's bytes somewhere.
 - :func:`sync` also finishes a reset that an older graphlab left half done (a backup, and no
   lesson): it writes the shipped copy back, once.
+- Translated lessons (``graphlab lab --lang zh_CN``) live in the workspace's ``zh_CN/`` folder,
+  beside the English ones, and are kept exactly as the English ones are; the record names them
+  ``zh_CN/<name>``.
 
 What was copied is remembered in ``.graphlab/workspace.json`` inside the workspace (hidden from
 JupyterLab's file browser): for each lesson, the digest of the shipped file and of the copy as
@@ -38,9 +41,20 @@ from graphlab.support.backups import newest_kept, unused_name
 from graphlab.support.json_text import parse_json
 from graphlab.support.printable import printable
 
+from . import syllabus
+from .languages import TRANSLATED
 from .syllabus import Lesson, lessons
 
-__all__ = ["LessonReset", "Sync", "WorkspaceError", "ensure", "lessons", "reset_lesson", "sync"]
+__all__ = [
+    "LessonReset",
+    "Sync",
+    "WorkspaceError",
+    "course_root",
+    "ensure",
+    "lessons",
+    "reset_lesson",
+    "sync",
+]
 
 _MANIFEST = Path(".graphlab") / "workspace.json"
 _SCHEMA = "graphlab.workspace/1"
@@ -76,46 +90,65 @@ def ensure(workspace_dir: str | os.PathLike) -> Path:
     return sync(workspace_dir).folder
 
 
-def sync(workspace_dir: str | os.PathLike) -> Sync:
+def sync(workspace_dir: str | os.PathLike, languages: tuple[str, ...] = ()) -> Sync:
     """Copy into ``workspace_dir`` every shipped lesson it lacks; update the untouched ones.
 
-    Never writes over a file the learner changed, or that graphlab did not put there. The folder
-    is created if missing.
+    ``languages`` (of :data:`~.languages.TRANSLATED`) adds the shipped lessons in those languages,
+    into the workspace's ``<language>/`` folder; the lessons are named ``<language>/<file>`` in
+    what is returned. Never writes over a file the learner changed, or that graphlab did not put
+    there. The folder is created if missing.
     """
     folder = _folder(workspace_dir)
     manifest = _read_manifest(folder)
     added, updated, restored = [], [], []
-    for lesson in lessons():
-        target = folder / lesson.file
-        known = manifest.get(lesson.file)
+    for name, lesson in _shipped(languages):
+        target = folder / name
+        known = manifest.get(name)
         backup = _interrupted_reset(target, known)
         if backup is not None:
-            restored.append(lesson.file)
-            manifest[lesson.file] = _copy(lesson, target) | {"backup": backup.name}
+            restored.append(name)
+            manifest[name] = _copy(lesson, target) | {"backup": backup.name}
             continue
         if known is None:
             if target.exists() or target.is_symlink():
                 continue  # a file graphlab did not write: the learner's
-            added.append(lesson.file)
+            added.append(name)
         elif not target.is_file() or _digest(target) != known.get("copied"):
             continue  # deleted or edited by the learner
         elif _digest(lesson.path) == known.get("shipped"):
             continue  # untouched and already the shipped version
         else:
-            updated.append(lesson.file)
-        manifest[lesson.file] = (known or {}) | _copy(lesson, target)
+            updated.append(name)
+        manifest[name] = (known or {}) | _copy(lesson, target)
     if added or updated or restored:
         _write_manifest(folder, manifest)
     return Sync(folder, tuple(added), tuple(updated), tuple(restored))
+
+
+def _shipped(languages: tuple[str, ...]) -> list[tuple[str, Lesson]]:
+    """The shipped lessons, English first, then those of ``languages`` (where shipped), each with
+    its path in a workspace: ``<file>``, ``<language>/<file>``."""
+    found = [(lesson.file, lesson) for lesson in lessons()]
+    for language in languages:
+        translated = syllabus.shipped_folder() / language
+        if translated.is_dir():
+            found += [(f"{language}/{lesson.file}", lesson) for lesson in lessons(translated)]
+    return found
+
+
+def course_root(lesson: Path) -> Path:
+    """The workspace (or course folder) that holds the lesson at ``lesson``: its folder, or the
+    one above for a translated lesson (``zh_CN/00_start_here.ipynb``)."""
+    return lesson.parent.parent if lesson.parent.name in TRANSLATED else lesson.parent
 
 
 def reset_lesson(workspace_dir: str | os.PathLike, lesson_file: str | os.PathLike) -> LessonReset:
     """Restore a lesson in the workspace as shipped, keeping the learner's copy beside it.
 
     ``lesson_file`` is the lesson's file name, or its path (relative to the workspace, or
-    absolute) inside the workspace. The learner's copy is kept as
-    ``<name>.backup-<UTC time>.ipynb`` in the same folder; if the lesson was missing, it is
-    written afresh and there is no backup.
+    absolute) inside the workspace; a lesson in the workspace's ``zh_CN/`` folder is restored as
+    the Chinese lesson shipped. The learner's copy is kept as ``<name>.backup-<UTC time>.ipynb``
+    in the same folder; if the lesson was missing, it is written afresh and there is no backup.
     """
     folder = _folder(workspace_dir)
     given = Path(lesson_file).expanduser()
@@ -123,7 +156,11 @@ def reset_lesson(workspace_dir: str | os.PathLike, lesson_file: str | os.PathLik
     target = target.parent.resolve() / target.name
     if not target.is_relative_to(folder):
         raise WorkspaceError(f"{lesson_file} is not inside the course workspace {folder}")
-    course = {lesson.file: lesson for lesson in lessons()}
+    in_language = target.parent.parent == folder and target.parent.name in TRANSLATED
+    language = target.parent.name if in_language else None
+    source = syllabus.shipped_folder() / language if language else syllabus.shipped_folder()
+    course = {lesson.file: lesson for lesson in lessons(source)} if source.is_dir() else {}
+    name = f"{language}/{target.name}" if language else target.name
     shipped = course.get(target.name)
     if shipped is None:
         raise WorkspaceError(
@@ -143,12 +180,12 @@ def reset_lesson(workspace_dir: str | os.PathLike, lesson_file: str | os.PathLik
         if backup is not None:
             _unkeep(target, backup)
         raise
-    if target.parent != folder:
+    if folder / name != target:
         return LessonReset(backup)
     kept = backup or newest_kept(target, "backup")
     try:
         manifest = _read_manifest(folder)
-        manifest[target.name] = copied | ({"backup": kept.name} if kept else {})
+        manifest[name] = copied | ({"backup": kept.name} if kept else {})
         _write_manifest(folder, manifest)
     except WorkspaceError as exc:
         return LessonReset(
@@ -222,7 +259,15 @@ def _digest(path: Path) -> str:
 
 
 def _copy(lesson: Lesson, target: Path) -> dict[str, str]:
-    """Write the shipped ``lesson`` to ``target``; return its manifest entry."""
+    """Write the shipped ``lesson`` to ``target`` (making its folder); return its manifest
+    entry."""
+    try:
+        target.parent.mkdir(exist_ok=True)
+    except OSError as exc:
+        raise WorkspaceError(
+            f"cannot create {printable(target.parent)} ({exc.strerror or exc}): make the course "
+            "workspace a folder you can write"
+        ) from None
     write_text_atomically(target, lesson.path.read_text(encoding="utf-8"), WorkspaceError)
     return {"shipped": _digest(lesson.path), "copied": _digest(target)}
 

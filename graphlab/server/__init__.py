@@ -5,6 +5,11 @@ which ``pip install`` puts in place. It serves the course sidebar (lessons and p
 live backend), the lesson and progress resets, and the trace viewer (gap report, timeline and
 plotly.js); see :mod:`graphlab.server.handlers` for the routes. The front end's sources are in
 the repository's ``widgets/`` folder and its build in ``graphlab/labextension/``.
+
+The front end's words in other languages are here too, in ``locale/<lang>/LC_MESSAGES/``: the
+catalog (``cuda_graphlab.po``) and the JSON made from it that JupyterLab's server sends to the
+browser, which finds them through the package's ``jupyterlab.locale`` entry point, named
+``cuda_graphlab`` and pointing at this package (``tools/extension_catalog.py`` makes them).
 """
 
 from __future__ import annotations

@@ -9,8 +9,9 @@ with the files under the server's root named relative to it.
 
 Routes:
 
-- ``GET  /graphlab/lessons``: the lessons with the learner's progress (``lessons.lessons_reply``),
-  read on a worker thread and kept in a ``lessons.LessonCache`` until a file changes
+- ``GET  /graphlab/lessons[?lang=zh_CN]``: the lessons with the learner's progress
+  (``lessons.lessons_reply``), in the language asked for where the course folder has them, read
+  on a worker thread and kept in a ``lessons.LessonCache`` until a file changes
 - ``GET  /graphlab/backend``: the live backend (``backend_probe``), asked once per server
 - ``POST /graphlab/progress/reset``: forget every stored check result; answers
   ``{"ok": true, "message": one line saying what was done}`` (removed; a file that was not
@@ -19,9 +20,9 @@ Routes:
   (:func:`graphlab.course.workspace.reset_lesson`); answers ``{"backup": path of the learner's
   copy, "warning": one line or null}``; ``backup`` is ``null`` if the lesson was missing, and
   ``warning`` says when the lesson is reset but the workspace record could not be written
-- ``GET  /graphlab/trace?path=P[&x0=&x1=]``: gap report and timeline figure of a trace under
-  the server's root (``trace_report``); its errors name files relative to that root, never by
-  the server's absolute path
+- ``GET  /graphlab/trace?path=P[&x0=&x1=][&lang=zh_CN]``: gap report (in the language asked
+  for) and timeline figure of a trace under the server's root (``trace_report``); its errors
+  name files relative to that root, never by the server's absolute path
 - ``GET  /graphlab/plotly.js``: plotly.js from the installed plotly package
 """
 
@@ -42,6 +43,7 @@ from jupyter_server.base.handlers import APIHandler, JupyterHandler
 from jupyter_server.utils import url_path_join
 
 from graphlab.course import progress, workspace
+from graphlab.course.languages import ENGLISH
 from graphlab.errors import GraphlabError
 
 from .backend_probe import probe_backend
@@ -81,9 +83,10 @@ class LessonsHandler(_Base):
     async def get(self) -> None:
         cache = self.settings.setdefault("graphlab_lessons", LessonCache())
         root = self.root
+        language = self.get_argument("lang", ENGLISH)
 
         def answer() -> dict[str, Any]:
-            return lessons_reply(root, progress.load(), cache)
+            return lessons_reply(root, progress.load(), cache, language)
 
         try:
             # Reading the progress file and the lessons (a lesson with stored outputs can weigh
@@ -124,7 +127,7 @@ class ResetLessonHandler(_Base):
             return
         try:
             lesson = self.resolve(body["path"])
-            done = workspace.reset_lesson(lesson.parent, lesson)
+            done = workspace.reset_lesson(workspace.course_root(lesson), lesson)
         except GraphlabError as exc:
             self.refuse_error(exc)
             return
@@ -141,6 +144,7 @@ class TraceHandler(_Base):
 
         traces = self.settings.setdefault("graphlab_traces", TraceCache())
         relative = self.get_argument("path", "")
+        language = self.get_argument("lang", ENGLISH)
         try:
             path = self.resolve(relative)
             x_range = self._x_range()
@@ -148,7 +152,7 @@ class TraceHandler(_Base):
 
             def answer() -> tuple[LoadedTrace, str]:
                 loaded = traces.get(path, Path(relative).name)
-                return loaded, trace_reply(loaded, relative, x_range)
+                return loaded, trace_reply(loaded, relative, x_range, language)
 
             # Reading, analysing and drawing all run on a worker thread: the server goes on
             # answering other requests meanwhile (a zoom's figure alone takes a tenth of a second

@@ -2,7 +2,10 @@
 
 The lessons are the ``NN_topic.ipynb`` notebooks at the top of the course folder: the server's
 root (a learner workspace made by ``graphlab lab``) or, when the root holds none, its
-``notebooks/`` folder (a repository checkout, as on Binder). What a lesson holds is
+``notebooks/`` folder (a repository checkout, as on Binder). The sidebar asks in JupyterLab's
+language: for a translated one it gets the lessons of the course folder's ``<language>/`` folder
+(``zh_CN/``) when there are any, else the English ones. Both have the same exercise ids, so the
+progress shown is the same. What a lesson holds is
 :func:`graphlab.course.syllabus.read_lesson`'s reading; the counts are
 :func:`graphlab.course.progress.report`'s, the same as ``graphlab progress`` prints.
 
@@ -20,6 +23,7 @@ from concurrent.futures import Future
 from pathlib import Path
 from typing import Any
 
+from graphlab.course.languages import ENGLISH, TRANSLATED, lessons_folder
 from graphlab.course.progress import report
 from graphlab.course.syllabus import LESSON_NAME, Lesson, read_lesson
 from graphlab.errors import GraphlabError
@@ -95,11 +99,16 @@ class LessonCache:
                 del self._read[gone]
 
 
-def lessons_reply(root: Path, results: dict[str, Any], cache: LessonCache) -> dict[str, Any]:
-    """The JSON answer of ``GET /graphlab/lessons``: :func:`report`'s rows, each with its
-    ``path`` relative to the server root ``root`` (what the browser opens), and the folder.
-    The lessons are read through ``cache``. It reads files: call it off the event loop."""
-    folder = course_folder(root)
+def lessons_reply(
+    root: Path, results: dict[str, Any], cache: LessonCache, language: str = ENGLISH
+) -> dict[str, Any]:
+    """The JSON answer of ``GET /graphlab/lessons?lang=…``: :func:`report`'s rows, each with its
+    ``path`` relative to the server root ``root`` (what the browser opens), the folder and the
+    language listed (``language`` where the course folder has lessons in it, else English; a
+    language the course does not know is English). The lessons are read through ``cache``. It
+    reads files: call it off the event loop."""
+    course_root = course_folder(root)
+    folder = lessons_folder(course_root, language if language in TRANSLATED else ENGLISH)
     paths = [p for p in sorted(folder.iterdir()) if LESSON_NAME.match(p.name) and p.is_file()]
     cache.keep_only(set(paths))
     course = [cache.lesson(p) for p in paths]
@@ -107,4 +116,5 @@ def lessons_reply(root: Path, results: dict[str, Any], cache: LessonCache) -> di
     for row, lesson in zip(reply["lessons"], course, strict=True):
         row["path"] = lesson.path.relative_to(root).as_posix()
     reply["folder"] = folder.relative_to(root).as_posix() if folder != root else ""
+    reply["language"] = folder.name if folder != course_root else ENGLISH
     return reply

@@ -1,6 +1,7 @@
 """The trace viewer's server side: a profiler trace as its gap report and a level-of-detail figure.
 
-The figures are :meth:`graphlab.Timeline.summary`'s, the very ones ``graphlab gaps`` prints.
+The figures are :meth:`graphlab.Timeline.summary`'s, the very ones ``graphlab gaps`` prints, and
+the report says them in the language the browser asks for (:mod:`.translations`).
 The figure is the one TimelineView draws (:mod:`graphlab.widgets.figures`): lanes of bars, idle
 gaps shaded, and above ``LOD_EVENTS`` events bars closer than a pixel merged, so a million
 events reach the browser as at most a few thousand bars. A zoom asks again with the visible
@@ -13,31 +14,43 @@ from __future__ import annotations
 import json
 import threading
 from collections import OrderedDict
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import plotly.graph_objects as go
 
+from graphlab.course.languages import ENGLISH
+from graphlab.trace.figures import Summary
 from graphlab.trace.timeline import Timeline
 from graphlab.widgets.figures import Panel, lod_min_gap, panel_of, timeline_layout, timeline_traces
 from graphlab.widgets.lanes import device_gaps_ns
 from graphlab.widgets.sources import banner
+
+from .translations import words
 
 __all__ = ["TraceCache", "figure_json", "trace_reply", "warm_up"]
 
 
 @dataclass(frozen=True)
 class LoadedTrace:
-    """A parsed trace ready to answer requests: its figures, report and drawing panel."""
+    """A parsed trace ready to answer requests: its summary, figures and drawing panel, and its
+    report in each language asked for so far."""
 
+    summary: Summary
     figures: dict[str, Any]
-    report: str
     panel: Panel
+    reports: dict[str, str] = field(default_factory=dict)
 
     @property
     def events(self) -> int:
         return self.panel.events
+
+    def report(self, language: str) -> str:
+        """The gap report in ``language`` (English where it has no catalog), written once."""
+        if language not in self.reports:
+            self.reports[language] = self.summary.report(words(language))
+        return self.reports[language]
 
 
 def load(path: Path, title: str) -> LoadedTrace:
@@ -45,7 +58,7 @@ def load(path: Path, title: str) -> LoadedTrace:
     timeline = Timeline.from_chrome_trace(path)
     summary = timeline.summary()
     panel = panel_of(title, timeline, banner(timeline.meta), device_gaps_ns(timeline))
-    return LoadedTrace(summary.to_dict(), summary.report(), panel)
+    return LoadedTrace(summary, summary.to_dict(), panel)
 
 
 class TraceCache:
@@ -90,12 +103,18 @@ def figure_json(panel: Panel, x_range: tuple[float, float] | None = None) -> str
     return text
 
 
-def trace_reply(loaded: LoadedTrace, path: str, x_range: tuple[float, float] | None = None) -> str:
-    """The JSON answer of ``GET /graphlab/trace``: report, figures, event count and figure."""
+def trace_reply(
+    loaded: LoadedTrace,
+    path: str,
+    x_range: tuple[float, float] | None = None,
+    language: str = ENGLISH,
+) -> str:
+    """The JSON answer of ``GET /graphlab/trace``: report (in ``language``), figures, event
+    count and figure."""
     head = json.dumps(
         {
             "path": path,
-            "report": loaded.report,
+            "report": loaded.report(language),
             "figures": loaded.figures,
             "events": loaded.events,
             "lod": lod_min_gap([loaded.panel]) > 0,

@@ -16,6 +16,7 @@ from typing import Any
 import msgspec
 
 from graphlab.support.printable import printable
+from graphlab.support.words import ENGLISH, Words
 
 __all__ = ["Figures", "Stats", "Summary", "percentile_ns", "us"]
 
@@ -124,42 +125,65 @@ class Summary(Figures):
             )
         return "".join(parts) + "\n}"
 
-    def report(self) -> str:
-        """A short readable report (what ``graphlab gaps`` prints)."""
-        on = f" on {printable(self.gpu)}" if self.gpu else ""
+    def report(self, words: Words = ENGLISH) -> str:
+        """A short readable report (what ``graphlab gaps`` prints), in ``words``' language; the
+        figures, units and identifiers are the same in every language."""
+        kernels = words.ngettext("%1 kernel", "%1 kernels", self.kernels)
+        streams = words.ngettext("%1 stream", "%1 streams", len(self.streams))
         lines = [
-            f"GPU work{on}: {_count(self.kernels, 'kernel', 'kernels')} on "
-            f"{_count(len(self.streams), 'stream', 'streams')}",
-            _lane_line("all streams", self),
+            words.gettext("GPU work on %1: %2 on %3", printable(self.gpu), kernels, streams)
+            if self.gpu
+            else words.gettext("GPU work: %1 on %2", kernels, streams),
+            _lane_line(words.gettext("all streams"), self, words),
         ]
         if self.gaps.count:
+            gaps = words.ngettext("%1 gap", "%1 gaps", self.gaps.count)
             lines.append(
-                f"  host-bound: {self.host_bound_gaps} of {_count(self.gaps.count, 'gap', 'gaps')}"
-                " (the GPU waited for the host: the next work was not yet launched)"
+                "  "
+                + words.gettext(
+                    "host-bound: %1 of %2 (the GPU waited for the host: the next work was not "
+                    "yet launched)",
+                    self.host_bound_gaps,
+                    gaps,
+                )
             )
-        replays = f" ({self.graph_replays} replayed in the trace)" if self.graph_launches else ""
-        lines.append(
-            f"  host: {_count(self.kernel_launches, 'kernel launch', 'kernel launches')}, "
-            f"{_count(self.graph_launches, 'graph launch', 'graph launches')}{replays}"
+        launches = words.gettext(
+            "host: %1, %2",
+            words.ngettext("%1 kernel launch", "%1 kernel launches", self.kernel_launches),
+            words.ngettext("%1 graph launch", "%1 graph launches", self.graph_launches),
         )
-        if self.launch_latency.count:
+        if self.graph_launches:
+            launches += words.gettext(" (%1 replayed in the trace)", self.graph_replays)
+        lines.append("  " + launches)
+        latency = self.launch_latency
+        if latency.count:
             lines.append(
-                f"  launch latency (host call end -> GPU start): median "
-                f"{_fmt_duration(self.launch_latency.median_ns)}, p90 "
-                f"{_fmt_duration(self.launch_latency.p90_ns)} over "
-                f"{_count(self.launch_latency.count, 'host call', 'host calls')} whose GPU work "
-                "is in the trace (kernel and graph launches, and async copies and memsets)"
+                "  "
+                + words.gettext(
+                    "launch latency (host call end -> GPU start): median %1, p90 %2 over %3 "
+                    "whose GPU work is in the trace (kernel and graph launches, and async copies "
+                    "and memsets)",
+                    _fmt_duration(latency.median_ns),
+                    _fmt_duration(latency.p90_ns),
+                    words.ngettext("%1 host call", "%1 host calls", latency.count),
+                )
             )
-            if self.launch_latency.median_ns < 0:
+            if latency.median_ns < 0:
                 lines.append(
-                    "    (negative: the GPU started the work before the launch call returned, "
-                    "as an idle GPU can)"
+                    "    "
+                    + words.gettext(
+                        "(negative: the GPU started the work before the launch call returned, "
+                        "as an idle GPU can)"
+                    )
                 )
         if len(self.devices) > 1:
-            lines.extend(_lane_line(f"device {d.device}", d) for d in self.devices)
+            lines.extend(
+                _lane_line(words.gettext("device %1", d.device), d, words) for d in self.devices
+            )
         if len(self.streams) > 1:
             lines.extend(
-                _lane_line(f"device {s.device} stream {s.stream}", s) for s in self.streams
+                _lane_line(words.gettext("device %1 stream %2", s.device, s.stream), s, words)
+                for s in self.streams
             )
         return "\n".join(lines)
 
@@ -189,10 +213,6 @@ def us(ns: float | None) -> float | None:
     return float(Decimal(repr(ns)) / 1000)
 
 
-def _count(n: int, one: str, many: str) -> str:
-    return f"{n} {one if n == 1 else many}"
-
-
 def _fmt_duration(ns: float | None) -> str:
     """A duration in the unit that suits it: ``20.704 µs``, ``4.488 ms``, ``12.920 s``."""
     if ns is None:
@@ -203,20 +223,30 @@ def _fmt_duration(ns: float | None) -> str:
     return f"{ns / 1000:.3f} µs"
 
 
-def _lane_line(label: str, f: Figures) -> str:
+def _lane_line(label: str, f: Figures, words: Words) -> str:
+    """One lane's line of the report: its span, busy and idle time, and its gaps."""
     if not f.span_ns:
-        return f"  {label}: no GPU work"
-    share = f"{100 * f.idle_fraction:.1f}% idle"
+        return "  " + words.gettext("%1: no GPU work", label)
     gaps = (
-        f"{_count(f.gaps.count, 'gap', 'gaps')} (median {_fmt_duration(f.gaps.median_ns)}, "
-        f"p90 {_fmt_duration(f.gaps.p90_ns)},"
-        f" max {_fmt_duration(f.gaps.max_ns)})"
+        words.ngettext(
+            "%1 gap (median %2, p90 %3, max %4)",
+            "%1 gaps (median %2, p90 %3, max %4)",
+            f.gaps.count,
+            _fmt_duration(f.gaps.median_ns),
+            _fmt_duration(f.gaps.p90_ns),
+            _fmt_duration(f.gaps.max_ns),
+        )
         if f.gaps.count
-        else "no gaps"
+        else words.gettext("no gaps")
     )
-    return (
-        f"  {label}: span {_fmt_duration(f.span_ns)}, busy {_fmt_duration(f.busy_ns)}, "
-        f"idle {_fmt_duration(f.idle_ns)} ({share}); {gaps}"
+    return "  " + words.gettext(
+        "%1: span %2, busy %3, idle %4 (%5); %6",
+        label,
+        _fmt_duration(f.span_ns),
+        _fmt_duration(f.busy_ns),
+        _fmt_duration(f.idle_ns),
+        words.gettext("%1 idle", f"{100 * f.idle_fraction:.1f}%"),
+        gaps,
     )
 
 

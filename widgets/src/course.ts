@@ -9,6 +9,7 @@
  * to the kernel side's message format; the execution signal only says "something may have
  * changed", which is all the model needs.
  */
+import { TranslationBundle } from '@jupyterlab/translation';
 import { ISignal, Signal } from '@lumino/signaling';
 
 import { IBackend, ILessons, requestAPI } from './api';
@@ -18,7 +19,25 @@ const DEBOUNCE_MS = 400;
 /** The slow poll; skipped while the browser tab is hidden. */
 const POLL_MS = 30000;
 
+/**
+ * The language the server should list the lessons in, from JupyterLab's language code: `zh-CN`
+ * is the course's `zh_CN`, as the lessons' folder is named.
+ */
+export function courseLanguage(languageCode: string): string {
+  return languageCode.replace('-', '_');
+}
+
 export class CourseModel {
+  /**
+   * @param language - the course language whose lessons to list (`en`, `zh_CN`); the server
+   *   lists the English ones when the course folder has none in this language.
+   * @param trans - the words of the model's own messages.
+   */
+  constructor(
+    readonly language: string,
+    private readonly _trans: TranslationBundle
+  ) {}
+
   lessons: ILessons | null = null;
   backend: IBackend | null = null;
   /** The last failure to reach the server, shown instead of the list. */
@@ -31,7 +50,8 @@ export class CourseModel {
   /** Fetch lessons and progress now. */
   async refresh(): Promise<void> {
     try {
-      this.lessons = await requestAPI<ILessons>('lessons');
+      const query = new URLSearchParams({ lang: this.language });
+      this.lessons = await requestAPI<ILessons>(`lessons?${query}`);
       this.error = '';
     } catch (reason) {
       this.error = (reason as Error).message;
@@ -46,7 +66,7 @@ export class CourseModel {
     } catch (reason) {
       this.backend = {
         name: 'unknown',
-        label: `backend unknown (${(reason as Error).message})`,
+        label: this._trans.__('backend unknown (%1)', (reason as Error).message),
         gpu: null,
         torch: null,
         cuda: null

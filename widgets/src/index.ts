@@ -8,6 +8,11 @@
  *
  * Nothing requires JupyterLab's own shell: the same plugins load in Notebook 7 (which has no
  * status bar, hence optional).
+ *
+ * Every word the learner reads comes from JupyterLab's translator, domain `cuda-graphlab`: the
+ * Python package ships its catalogs (graphlab/server/locale/), which JupyterLab's server finds
+ * through the package's `jupyterlab.locale` entry point. Identifiers, units and the names of
+ * files and commands stay as they are.
  */
 import { ILayoutRestorer, JupyterFrontEnd, JupyterFrontEndPlugin } from '@jupyterlab/application';
 import {
@@ -20,16 +25,23 @@ import {
 import { IFileBrowserFactory } from '@jupyterlab/filebrowser';
 import { INotebookTracker, NotebookActions } from '@jupyterlab/notebook';
 import { IStatusBar } from '@jupyterlab/statusbar';
+import { ITranslator, TranslationBundle, nullTranslator } from '@jupyterlab/translation';
 
 import { postAPI } from './api';
-import { CourseModel } from './course';
+import { CourseModel, courseLanguage } from './course';
 import { PristineOnOpen } from './pristine';
 import { CourseSidebar, CourseStatus, SIDEBAR_ID, courseIcon } from './sidebar';
 import { SolutionBars, nextHiddenSolution, toggleSolution } from './solutions';
 import { addTour, launchTour } from './tour';
 import { FACTORY, MODEL, TraceModelFactory, TraceViewFactory, preloadPlotly } from './traceviewer';
 
-const CATEGORY = 'CUDA Graphs course';
+/** The translation domain of the extension's words. */
+const DOMAIN = 'cuda-graphlab';
+
+/** The extension's words in JupyterLab's language (English without a translator). */
+function words(translator: ITranslator | null): TranslationBundle {
+  return (translator ?? nullTranslator).load(DOMAIN);
+}
 
 namespace CommandIDs {
   export const openCourse = 'graphlab:open-course';
@@ -49,22 +61,26 @@ const course: JupyterFrontEndPlugin<void> = {
   description: 'The CUDA Graphs course sidebar, status-bar item, commands and tour.',
   autoStart: true,
   requires: [INotebookTracker],
-  optional: [ICommandPalette, IStatusBar, ILayoutRestorer],
+  optional: [ICommandPalette, IStatusBar, ILayoutRestorer, ITranslator],
   activate: (
     app: JupyterFrontEnd,
     tracker: INotebookTracker,
     palette: ICommandPalette | null,
     statusBar: IStatusBar | null,
-    restorer: ILayoutRestorer | null
+    restorer: ILayoutRestorer | null,
+    translator: ITranslator | null
   ) => {
     const { commands, shell } = app;
-    const model = new CourseModel();
+    const trans = words(translator);
+    const category = trans.__('CUDA Graphs course');
+    const language = courseLanguage((translator ?? nullTranslator).languageCode);
+    const model = new CourseModel(language, trans);
     const open = (path: string) => commands.execute('docmanager:open', { path });
-    const sidebar = new CourseSidebar(model, path => void open(path));
+    const sidebar = new CourseSidebar(model, path => void open(path), trans);
     shell.add(sidebar, 'left', { rank: 150 });
     restorer?.add(sidebar, SIDEBAR_ID);
     statusBar?.registerStatusItem('cuda-graphlab:status', {
-      item: new CourseStatus(model),
+      item: new CourseStatus(model, trans),
       align: 'left',
       rank: 100
     });
@@ -75,8 +91,8 @@ const course: JupyterFrontEndPlugin<void> = {
     model.startPolling();
 
     commands.addCommand(CommandIDs.openCourse, {
-      label: 'Open course',
-      caption: 'Show the course sidebar and open the first lesson not yet passed',
+      label: trans.__('Open course'),
+      caption: trans.__('Show the course sidebar and open the first lesson not yet passed'),
       icon: courseIcon,
       execute: async () => {
         shell.activateById(SIDEBAR_ID);
@@ -90,20 +106,24 @@ const course: JupyterFrontEndPlugin<void> = {
     });
 
     commands.addCommand(CommandIDs.resetLesson, {
-      label: 'Reset lesson',
-      caption: 'Restore the open lesson as shipped; your copy is kept as a backup',
+      label: trans.__('Reset lesson'),
+      caption: trans.__('Restore the open lesson as shipped; your copy is kept as a backup'),
       isEnabled: () => tracker.currentWidget !== null,
       execute: async () => {
         const panel = tracker.currentWidget;
         const lesson = model.lessons?.lessons.find(l => l.path === panel?.context.path);
         if (!panel || !lesson) {
-          Notification.warning('Reset lesson works on an open lesson notebook: open one first.');
+          Notification.warning(
+            trans.__('Reset lesson works on an open lesson notebook: open one first.')
+          );
           return;
         }
         const answer = await showDialog({
-          title: `Reset lesson ${lesson.number}?`,
-          body: 'The lesson as shipped replaces your copy. Your copy is kept as a backup file.',
-          buttons: [Dialog.cancelButton(), Dialog.warnButton({ label: 'Reset' })]
+          title: trans.__('Reset lesson %1?', lesson.number),
+          body: trans.__(
+            'The lesson as shipped replaces your copy. Your copy is kept as a backup file.'
+          ),
+          buttons: [Dialog.cancelButton(), Dialog.warnButton({ label: trans.__('Reset') })]
         });
         if (!answer.button.accept) {
           return;
@@ -114,8 +134,8 @@ const course: JupyterFrontEndPlugin<void> = {
             path: lesson.path
           });
           await panel.context.revert();
-          const kept = backup ? ` Your copy is kept as ${backup}.` : '';
-          Notification.success(`Lesson ${lesson.number} restored as shipped.${kept}`, {
+          const kept = backup ? trans.__(' Your copy is kept as %1.', backup) : '';
+          Notification.success(trans.__('Lesson %1 restored as shipped.', lesson.number) + kept, {
             autoClose: 8000
           });
         } catch (reason) {
@@ -125,13 +145,13 @@ const course: JupyterFrontEndPlugin<void> = {
     });
 
     commands.addCommand(CommandIDs.resetProgress, {
-      label: 'Reset progress',
-      caption: 'Forget every stored check result of the course',
+      label: trans.__('Reset progress'),
+      caption: trans.__('Forget every stored check result of the course'),
       execute: async () => {
         const answer = await showDialog({
-          title: 'Reset course progress?',
-          body: 'Every stored check result is forgotten. Notebooks are not changed.',
-          buttons: [Dialog.cancelButton(), Dialog.warnButton({ label: 'Reset' })]
+          title: trans.__('Reset course progress?'),
+          body: trans.__('Every stored check result is forgotten. Notebooks are not changed.'),
+          buttons: [Dialog.cancelButton(), Dialog.warnButton({ label: trans.__('Reset') })]
         });
         if (!answer.button.accept) {
           return;
@@ -146,18 +166,18 @@ const course: JupyterFrontEndPlugin<void> = {
     });
 
     commands.addCommand(CommandIDs.tour, {
-      label: 'Course tour',
-      caption: 'Show the tour of the course sidebar, an exercise and a widget',
+      label: trans.__('Course tour'),
+      caption: trans.__('Show the tour of the course sidebar, an exercise and a widget'),
       isEnabled: () => commands.hasCommand('jupyterlab-tour:launch'),
       execute: () => {
         shell.activateById(SIDEBAR_ID);
-        return launchTour(commands, tracker, true);
+        return launchTour(commands, tracker, true, trans);
       }
     });
 
     for (const command of Object.values(CommandIDs)) {
       if (command !== CommandIDs.showSolution && command !== CommandIDs.openTrace) {
-        palette?.addItem({ command, category: CATEGORY });
+        palette?.addItem({ command, category });
       }
     }
 
@@ -166,12 +186,12 @@ const course: JupyterFrontEndPlugin<void> = {
     // opens just after the app is restored), with that lesson's steps.
     void app.restored.then(async () => {
       await model.refresh();
-      if ((model.lessons?.lessons.length ?? 0) === 0 || !(await addTour(commands))) {
+      if ((model.lessons?.lessons.length ?? 0) === 0 || !(await addTour(commands, trans))) {
         return;
       }
       const offer = () => {
         shell.activateById(SIDEBAR_ID);
-        void launchTour(commands, tracker, false);
+        void launchTour(commands, tracker, false, trans);
       };
       if (tracker.currentWidget) {
         offer();
@@ -193,26 +213,35 @@ const solutions: JupyterFrontEndPlugin<void> = {
   description: 'Show/Hide solution on the solution cells of the course notebooks.',
   autoStart: true,
   requires: [INotebookTracker],
-  optional: [ICommandPalette],
-  activate: (app: JupyterFrontEnd, tracker: INotebookTracker, palette: ICommandPalette | null) => {
-    app.docRegistry.addWidgetExtension('Notebook', new SolutionBars());
+  optional: [ICommandPalette, ITranslator],
+  activate: (
+    app: JupyterFrontEnd,
+    tracker: INotebookTracker,
+    palette: ICommandPalette | null,
+    translator: ITranslator | null
+  ) => {
+    const trans = words(translator);
+    app.docRegistry.addWidgetExtension('Notebook', new SolutionBars(trans));
     app.docRegistry.addWidgetExtension('Notebook', new PristineOnOpen());
     app.commands.addCommand(CommandIDs.showSolution, {
-      label: 'Show solution',
-      caption: 'Reveal the next hidden solution at or after the active cell',
+      label: trans.__('Show solution'),
+      caption: trans.__('Reveal the next hidden solution at or after the active cell'),
       isEnabled: () => tracker.currentWidget !== null,
       execute: async () => {
         const panel = tracker.currentWidget;
         const cell = panel && nextHiddenSolution(panel.content);
         if (!panel || !cell) {
-          Notification.info('No hidden solution at or after the active cell.');
+          Notification.info(trans.__('No hidden solution at or after the active cell.'));
           return;
         }
         await toggleSolution(panel, cell, true);
         await panel.content.scrollToItem(panel.content.widgets.indexOf(cell));
       }
     });
-    palette?.addItem({ command: CommandIDs.showSolution, category: CATEGORY });
+    palette?.addItem({
+      command: CommandIDs.showSolution,
+      category: trans.__('CUDA Graphs course')
+    });
   }
 };
 
@@ -220,18 +249,20 @@ const traceViewer: JupyterFrontEndPlugin<void> = {
   id: 'cuda-graphlab:trace-viewer',
   description: 'Open torch.profiler traces as a CUDA graph timeline with the gap report.',
   autoStart: true,
-  optional: [ICommandPalette, IFileBrowserFactory],
+  optional: [ICommandPalette, IFileBrowserFactory, ITranslator],
   activate: (
     app: JupyterFrontEnd,
     palette: ICommandPalette | null,
-    browsers: IFileBrowserFactory | null
+    browsers: IFileBrowserFactory | null,
+    translator: ITranslator | null
   ) => {
+    const trans = words(translator);
     const registry = app.docRegistry;
     // .json is known to JupyterLab already; these two make .json.gz openable at all and give
     // profiler traces (.pt.trace.json) the timeline as their default view.
     registry.addFileType({
       name: 'graphlab-json-gz',
-      displayName: 'Compressed trace',
+      displayName: trans.__('Compressed trace'),
       extensions: ['.json.gz'],
       mimeTypes: ['application/gzip'],
       contentType: 'file',
@@ -239,7 +270,7 @@ const traceViewer: JupyterFrontEndPlugin<void> = {
     });
     registry.addFileType({
       name: 'graphlab-pt-trace',
-      displayName: 'PyTorch profiler trace',
+      displayName: trans.__('PyTorch profiler trace'),
       extensions: ['.pt.trace.json'],
       mimeTypes: ['application/json'],
       contentType: 'file',
@@ -247,26 +278,32 @@ const traceViewer: JupyterFrontEndPlugin<void> = {
     });
     registry.addModelFactory(new TraceModelFactory());
     registry.addWidgetFactory(
-      new TraceViewFactory({
-        name: FACTORY,
-        label: FACTORY,
-        modelName: MODEL,
-        fileTypes: ['json', 'graphlab-json-gz', 'graphlab-pt-trace'],
-        defaultFor: ['graphlab-json-gz', 'graphlab-pt-trace'],
-        readOnly: true
-      })
+      new TraceViewFactory(
+        {
+          name: FACTORY,
+          label: trans.__('CUDA graph timeline'),
+          modelName: MODEL,
+          fileTypes: ['json', 'graphlab-json-gz', 'graphlab-pt-trace'],
+          defaultFor: ['graphlab-json-gz', 'graphlab-pt-trace'],
+          readOnly: true
+        },
+        trans,
+        courseLanguage((translator ?? nullTranslator).languageCode)
+      )
     );
 
     app.commands.addCommand(CommandIDs.openTrace, {
-      label: 'Open trace as timeline',
-      caption: 'Open the selected profiler trace (.json, .json.gz) as a CUDA graph timeline',
+      label: trans.__('Open trace as timeline'),
+      caption: trans.__(
+        'Open the selected profiler trace (.json, .json.gz) as a CUDA graph timeline'
+      ),
       execute: async () => {
         const browser = browsers?.tracker.currentWidget;
         let path = browser ? Array.from(browser.selectedItems())[0]?.path : undefined;
         if (!path) {
           const result = await InputDialog.getText({
-            title: 'Open trace as timeline',
-            label: 'Trace file, relative to the Jupyter root folder',
+            title: trans.__('Open trace as timeline'),
+            label: trans.__('Trace file, relative to the Jupyter root folder'),
             placeholder: 'trace.json'
           });
           path = result.button.accept ? (result.value ?? undefined) : undefined;
@@ -276,7 +313,7 @@ const traceViewer: JupyterFrontEndPlugin<void> = {
         }
       }
     });
-    palette?.addItem({ command: CommandIDs.openTrace, category: CATEGORY });
+    palette?.addItem({ command: CommandIDs.openTrace, category: trans.__('CUDA Graphs course') });
     // After the layout is restored, so that it never delays the page itself.
     void app.restored.then(preloadPlotly);
   }

@@ -1,5 +1,6 @@
 /**
- * Hidden solutions with a "Show solution" / "Hide solution" bar on each solution cell.
+ * Hidden solutions with a "Show solution" / "Hide solution" bar on each solution cell (its words
+ * in JupyterLab's language).
  *
  * The notebook convention (shared with the kernel's `%%solution` magic): a solution cell has
  * `graphlab` metadata as `cell_metadata.schema.json` defines it (graphlab/course/ in the
@@ -18,6 +19,7 @@
 import { Cell, ICellModel } from '@jupyterlab/cells';
 import { DocumentRegistry } from '@jupyterlab/docregistry';
 import { INotebookModel, Notebook, NotebookPanel } from '@jupyterlab/notebook';
+import { TranslationBundle } from '@jupyterlab/translation';
 import { DisposableDelegate, IDisposable } from '@lumino/disposable';
 import { PanelLayout, Widget } from '@lumino/widgets';
 
@@ -117,7 +119,8 @@ export function nextHiddenSolution(notebook: Notebook): Cell | null {
 class SolutionBar extends Widget {
   constructor(
     private readonly _panel: NotebookPanel,
-    private readonly _cell: Cell
+    private readonly _cell: Cell,
+    private readonly _trans: TranslationBundle
   ) {
     super();
     this.addClass(BAR_CLASS);
@@ -136,10 +139,11 @@ class SolutionBar extends Widget {
     const model = this._cell.model;
     const exercise = graphlabMetadata(model).exercise ?? '';
     const revealed = isRevealed(model);
+    const trans = this._trans;
     this._label.textContent = revealed
-      ? `Solution of exercise ${exercise}`
-      : `Solution of exercise ${exercise} (hidden; Run All skips it)`;
-    this._button.textContent = revealed ? 'Hide solution' : 'Show solution';
+      ? trans.__('Solution of exercise %1', exercise)
+      : trans.__('Solution of exercise %1 (hidden; Run All skips it)', exercise);
+    this._button.textContent = revealed ? trans.__('Hide solution') : trans.__('Show solution');
   }
 
   dispose(): void {
@@ -156,13 +160,15 @@ export class SolutionBars implements DocumentRegistry.IWidgetExtension<
   NotebookPanel,
   INotebookModel
 > {
+  constructor(private readonly _trans: TranslationBundle) {}
+
   createNew(panel: NotebookPanel): IDisposable {
     const decorate = () => {
       for (const cell of panel.content.widgets) {
         const layout = cell.layout as PanelLayout;
         const has = layout.widgets.some(w => w.hasClass(BAR_CLASS));
         if (isSolution(cell.model) && !has) {
-          layout.insertWidget(0, new SolutionBar(panel, cell));
+          layout.insertWidget(0, new SolutionBar(panel, cell, this._trans));
         }
       }
     };

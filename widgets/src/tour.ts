@@ -11,9 +11,11 @@
  * words the widget step for the widget it points at. Each notebook step scrolls its target to
  * the middle of the notebook itself when it begins (the tour's own scrolling misjudges a
  * notebook that scrolls inside its panel). The same preparation runs whether the tour starts
- * from the command or from jupyterlab-tour's "Try the tour" notice.
+ * from the command or from jupyterlab-tour's "Try the tour" notice. The steps' words are in
+ * JupyterLab's language (jupyterlab-tour's own buttons come from its own translations).
  */
 import { INotebookTracker, Notebook } from '@jupyterlab/notebook';
+import { TranslationBundle } from '@jupyterlab/translation';
 import { CommandRegistry } from '@lumino/commands';
 
 import { SIDEBAR_ID } from './sidebar';
@@ -37,48 +39,80 @@ export type TourStep = {
   disableScrolling?: boolean;
 };
 
-const SIDEBAR_STEP: TourStep = {
-  target: `#${SIDEBAR_ID}`,
-  title: 'The course',
-  content:
-    'Every lesson, with the exercises you have passed. The line at the top says what runs ' +
-    'your experiments: a real GPU, or the CPU emulator (same semantics, no timings).',
-  placement: 'right',
-  disableBeacon: true
-};
+function sidebarStep(trans: TranslationBundle): TourStep {
+  return {
+    target: `#${SIDEBAR_ID}`,
+    title: trans.__('The course'),
+    content: trans.__(
+      'Every lesson, with the exercises you have passed. The line at the top says what runs ' +
+        'your experiments: a real GPU, or the CPU emulator (same semantics, no timings).'
+    ),
+    placement: 'right',
+    disableBeacon: true
+  };
+}
 
-const EXERCISE_STEP: TourStep = {
-  target: `.${EXERCISE_TARGET}`,
-  title: 'Exercises',
-  content:
-    'Write your answer in the cell above, run it, then run the check below it. The ' +
-    'solution stays hidden, and Run All skips it, until you press Show solution.',
-  placement: 'bottom',
-  disableBeacon: true,
-  disableScrolling: true
-};
+function exerciseStep(trans: TranslationBundle): TourStep {
+  return {
+    target: `.${EXERCISE_TARGET}`,
+    title: trans.__('Exercises'),
+    content: trans.__(
+      'Write your answer in the cell above, run it, then run the check below it. The ' +
+        'solution stays hidden, and Run All skips it, until you press Show solution.'
+    ),
+    placement: 'bottom',
+    disableBeacon: true,
+    disableScrolling: true
+  };
+}
 
 /** What the widget step says, by the class the cell builds (its last line's call). */
-const WIDGET_TEXT: Record<string, string> = {
-  TimelineView:
-    'A timeline. Run the cell and it is live: drag to zoom into a run of kernels, hover a bar ' +
-    'for its name, duration and launch latency.',
-  PlanView:
-    'A capture plan. Run the cell and it is live: the dropdown switches the trade-off between ' +
-    'graph count, memory and capture time; hover a point or a bar for its figures.'
-};
-const WIDGET_DEFAULT =
-  'A live widget. Until you run its cell you see the picture stored with the lesson; once run, ' +
-  'its controls and zoom work.';
+function widgetText(kind: string | null, trans: TranslationBundle): string {
+  switch (kind) {
+    case 'TimelineView':
+      return trans.__(
+        'A timeline. Run the cell and it is live: drag to zoom into a run of kernels, hover a ' +
+          'bar for its name, duration and launch latency.'
+      );
+    case 'PlanView':
+      return trans.__(
+        'A capture plan. Run the cell and it is live: the dropdown switches the trade-off ' +
+          'between graph count, memory and capture time; hover a point or a bar for its figures.'
+      );
+    default:
+      return trans.__(
+        'A live widget. Until you run its cell you see the picture stored with the lesson; ' +
+          'once run, its controls and zoom work.'
+      );
+  }
+}
 
-function widgetStep(kind: string | null): TourStep {
+function widgetStep(kind: string | null, trans: TranslationBundle): TourStep {
   return {
     target: `.${WIDGET_TARGET}`,
-    title: 'Widgets',
-    content: (kind && WIDGET_TEXT[kind]) || WIDGET_DEFAULT,
+    title: trans.__('Widgets'),
+    content: widgetText(kind, trans),
     placement: 'top',
     disableBeacon: true,
     disableScrolling: true
+  };
+}
+
+/**
+ * The tour's buttons, as react-joyride names them. jupyterlab-tour words them itself unless a
+ * tour brings its own, but not the progress on the Next button ("Next (Step 1 of 3)"), which
+ * would then stay English: so the course's tour brings them all. `{step}` and `{steps}` are
+ * react-joyride's placeholders.
+ */
+function buttons(trans: TranslationBundle): Record<string, string> {
+  return {
+    back: trans.__('Back'),
+    close: trans.__('Close'),
+    last: trans.__('Done'),
+    next: trans.__('Next'),
+    nextLabelWithProgress: trans.__('Next (Step {step} of {steps})'),
+    open: trans.__('Open'),
+    skip: trans.__('Skip')
   };
 }
 
@@ -99,16 +133,21 @@ interface ITourHandler {
 
 let handler: ITourHandler | null = null;
 
-/** Register the tour; false when jupyterlab-tour is not installed or disabled. */
-export async function addTour(commands: CommandRegistry): Promise<boolean> {
+/** Register the tour, in `trans`'s language; false when jupyterlab-tour is not installed or
+ * disabled. */
+export async function addTour(
+  commands: CommandRegistry,
+  trans: TranslationBundle
+): Promise<boolean> {
   if (!commands.hasCommand(ADD)) {
     return false;
   }
   const tour = {
     id: TOUR_ID,
-    label: 'CUDA Graphs course tour',
+    label: trans.__('CUDA Graphs course tour'),
     hasHelpEntry: true,
-    steps: [SIDEBAR_STEP, EXERCISE_STEP, widgetStep(null)]
+    steps: [sidebarStep(trans), exerciseStep(trans), widgetStep(null, trans)],
+    options: { locale: buttons(trans) }
   };
   handler = (await commands.execute(ADD, { tour })) as ITourHandler | null;
   handler?.stepChanged.connect((_, data) => {
@@ -130,11 +169,11 @@ function scrollToTarget(step: TourStep | undefined): void {
  * Mark the open lesson's exercise bar and first widget output, and return the steps that have
  * a target now (the sidebar always; the others when the open notebook has them).
  */
-export function prepare(notebook: Notebook | null): TourStep[] {
+export function prepare(notebook: Notebook | null, trans: TranslationBundle): TourStep[] {
   for (const name of [EXERCISE_TARGET, WIDGET_TARGET]) {
     document.querySelectorAll(`.${name}`).forEach(node => node.classList.remove(name));
   }
-  const steps = [SIDEBAR_STEP];
+  const steps = [sidebarStep(trans)];
   if (!notebook) {
     return steps;
   }
@@ -145,14 +184,14 @@ export function prepare(notebook: Notebook | null): TourStep[] {
   const bar = solution?.node.querySelector('.graphlab-SolutionBar');
   if (bar) {
     bar.classList.add(EXERCISE_TARGET);
-    steps.push(EXERCISE_STEP);
+    steps.push(exerciseStep(trans));
   }
   // The whole cell, code and output: a cell far from the viewport has no output nodes yet.
   for (const cell of cells) {
     const model = cell.model.toJSON() as { outputs?: { data?: Record<string, unknown> }[] };
     if ((model.outputs ?? []).some(o => o.data && WIDGET_MIME in o.data)) {
       cell.node.classList.add(WIDGET_TARGET);
-      steps.push(widgetStep(widgetKind(cell.model.sharedModel.getSource())));
+      steps.push(widgetStep(widgetKind(cell.model.sharedModel.getSource()), trans));
       break;
     }
   }
@@ -163,13 +202,14 @@ export function prepare(notebook: Notebook | null): TourStep[] {
 export async function launchTour(
   commands: CommandRegistry,
   tracker: INotebookTracker,
-  force: boolean
+  force: boolean,
+  trans: TranslationBundle
 ): Promise<unknown> {
   const panel = tracker.currentWidget;
   if (panel) {
     await panel.context.ready; // its cells, and their solution bars, exist
   }
-  const steps = prepare(panel?.content ?? null);
+  const steps = prepare(panel?.content ?? null, trans);
   handler?.steps.splice(0, handler.steps.length, ...steps);
   return commands.execute(LAUNCH, { id: TOUR_ID, force });
 }

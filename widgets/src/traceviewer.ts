@@ -7,6 +7,7 @@
  * (the figures `graphlab gaps` prints) and a level-of-detail plotly figure of at most a few
  * thousand bars per lane; zooming asks for the bars of the new range. plotly.js comes from the
  * installed python plotly package through the server extension: no CDN, no kernel, no network.
+ * The server words the report in the language the view asks for (JupyterLab's).
  */
 import {
   ABCWidgetFactory,
@@ -15,6 +16,7 @@ import {
   DocumentWidget
 } from '@jupyterlab/docregistry';
 import { Contents } from '@jupyterlab/services';
+import { TranslationBundle } from '@jupyterlab/translation';
 import { Widget } from '@lumino/widgets';
 
 import { apiURL, requestAPI } from './api';
@@ -46,8 +48,11 @@ export class TraceModelFactory extends Base64ModelFactory {
 /* eslint-disable @typescript-eslint/no-explicit-any */
 let plotly: Promise<any> | null = null;
 
-/** plotly.js, loaded once per page from the server extension (which serves plotly's copy). */
-function loadPlotly(): Promise<any> {
+/**
+ * plotly.js, loaded once per page from the server extension (which serves plotly's copy);
+ * `failure` is the message of the error raised if it cannot be loaded.
+ */
+function loadPlotly(failure: string): Promise<any> {
   if (!plotly) {
     plotly = new Promise((resolve, reject) => {
       const script = document.createElement('script');
@@ -55,7 +60,7 @@ function loadPlotly(): Promise<any> {
       script.onload = () => resolve((window as any).Plotly);
       script.onerror = () => {
         plotly = null;
-        reject(new Error('plotly.js could not be loaded from the graphlab server extension'));
+        reject(new Error(failure));
       };
       document.head.appendChild(script);
     });
@@ -71,7 +76,7 @@ function loadPlotly(): Promise<any> {
  * that open, which tries again and shows the error.
  */
 export function preloadPlotly(): void {
-  const load = () => void loadPlotly().catch(() => undefined);
+  const load = () => void loadPlotly('').catch(() => undefined);
   if ('requestIdleCallback' in window) {
     window.requestIdleCallback(load);
   } else {
@@ -80,14 +85,23 @@ export function preloadPlotly(): void {
 }
 
 export class TraceView extends Widget {
-  constructor(private readonly _path: string) {
+  /**
+   * @param _path - the trace, relative to the server's root.
+   * @param _trans - the view's words.
+   * @param _language - the course language the server writes the report in (`zh_CN`).
+   */
+  constructor(
+    private readonly _path: string,
+    private readonly _trans: TranslationBundle,
+    private readonly _language: string
+  ) {
     super();
     this.addClass('graphlab-Trace');
     this.node.dataset.graphlabPath = _path;
     this._status = append(this.node, 'div', 'graphlab-Trace-status');
     // Loading messages and errors are read out by screen readers as they change.
     this._status.setAttribute('aria-live', 'polite');
-    this._status.textContent = `Reading ${_path} …`;
+    this._status.textContent = _trans.__('Reading %1 …', _path);
     this._report = append(this.node, 'pre', 'graphlab-Trace-report');
     this._plot = append(this.node, 'div', 'graphlab-Trace-plot');
     void this._load();
@@ -106,10 +120,13 @@ export class TraceView extends Widget {
 
   private async _load(): Promise<void> {
     const started = performance.now();
+    const trans = this._trans;
     try {
       const [data, Plotly] = await Promise.all([
-        requestAPI<ITraceReport>(`trace?${new URLSearchParams({ path: this._path })}`),
-        loadPlotly()
+        requestAPI<ITraceReport>(
+          `trace?${new URLSearchParams({ path: this._path, lang: this._language })}`
+        ),
+        loadPlotly(trans.__('plotly.js could not be loaded from the graphlab server extension'))
       ]);
       this._data = data;
       this._Plotly = Plotly;
@@ -120,8 +137,13 @@ export class TraceView extends Widget {
       });
       const seconds = ((performance.now() - started) / 1000).toFixed(1);
       this._summary =
-        `${data.events.toLocaleString()} events, opened in ${seconds} s` +
-        (data.lod ? '; bars closer than a pixel are merged, zoom in for detail' : '');
+        trans._n(
+          '%2 event, opened in %3 s',
+          '%2 events, opened in %3 s',
+          data.events,
+          data.events.toLocaleString(),
+          seconds
+        ) + (data.lod ? trans.__('; bars closer than a pixel are merged, zoom in for detail') : '');
       this._status.textContent = this._summary;
       if (data.lod) {
         (this._plot as any).on('plotly_relayout', (event: any) => void this._refine(event));
@@ -137,7 +159,7 @@ export class TraceView extends Widget {
 
   /** After a zoom, redraw with the bars of the visible range (the server merges less). */
   private async _refine(event: any): Promise<void> {
-    const params: Record<string, string> = { path: this._path };
+    const params: Record<string, string> = { path: this._path, lang: this._language };
     // A drag zoom reports the range as two keys, Plotly.relayout({'xaxis.range': [..]}) as one.
     const [x0, x1] = event['xaxis.range'] ?? [event['xaxis.range[0]'], event['xaxis.range[1]']];
     if (x0 !== undefined && x1 !== undefined) {
@@ -159,7 +181,10 @@ export class TraceView extends Widget {
       this._status.classList.remove('graphlab-Trace-error');
     } catch (reason) {
       if (request === this._refinements && !this.isDisposed) {
-        this._status.textContent = `Zoom not refined: ${(reason as Error).message}`;
+        this._status.textContent = this._trans.__(
+          'Zoom not refined: %1',
+          (reason as Error).message
+        );
         this._status.classList.add('graphlab-Trace-error');
       }
     }
@@ -176,9 +201,18 @@ export class TraceView extends Widget {
 /* eslint-enable @typescript-eslint/no-explicit-any */
 
 export class TraceViewFactory extends ABCWidgetFactory<DocumentWidget<TraceView>> {
+  constructor(
+    options: DocumentRegistry.IWidgetFactoryOptions<DocumentWidget<TraceView>>,
+    private readonly _trans: TranslationBundle,
+    private readonly _language: string
+  ) {
+    super(options);
+  }
+
   protected createNewWidget(context: DocumentRegistry.Context): DocumentWidget<TraceView> {
-    const widget = new DocumentWidget({ context, content: new TraceView(context.path) });
-    widget.title.caption = `${context.path} as a CUDA graph timeline`;
+    const content = new TraceView(context.path, this._trans, this._language);
+    const widget = new DocumentWidget({ context, content });
+    widget.title.caption = this._trans.__('%1 as a CUDA graph timeline', context.path);
     return widget;
   }
 }
