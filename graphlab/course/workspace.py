@@ -38,7 +38,7 @@ from graphlab.support.backups import newest_kept, unused_name
 from graphlab.support.json_text import parse_json
 from graphlab.support.printable import printable
 
-from .syllabus import Lesson, lessons
+from .syllabus import lesson_paths, lessons
 
 __all__ = ["LessonReset", "Sync", "WorkspaceError", "ensure", "lessons", "reset_lesson", "sync"]
 
@@ -85,25 +85,25 @@ def sync(workspace_dir: str | os.PathLike) -> Sync:
     folder = _folder(workspace_dir)
     manifest = _read_manifest(folder)
     added, updated, restored = [], [], []
-    for lesson in lessons():
-        target = folder / lesson.file
-        known = manifest.get(lesson.file)
+    for shipped in lesson_paths():
+        target = folder / shipped.name
+        known = manifest.get(shipped.name)
         backup = _interrupted_reset(target, known)
         if backup is not None:
-            restored.append(lesson.file)
-            manifest[lesson.file] = _copy(lesson, target) | {"backup": backup.name}
+            restored.append(shipped.name)
+            manifest[shipped.name] = _copy(shipped, target) | {"backup": backup.name}
             continue
         if known is None:
             if target.exists() or target.is_symlink():
                 continue  # a file graphlab did not write: the learner's
-            added.append(lesson.file)
+            added.append(shipped.name)
         elif not target.is_file() or _digest(target) != known.get("copied"):
             continue  # deleted or edited by the learner
-        elif _digest(lesson.path) == known.get("shipped"):
+        elif _digest(shipped) == known.get("shipped"):
             continue  # untouched and already the shipped version
         else:
-            updated.append(lesson.file)
-        manifest[lesson.file] = (known or {}) | _copy(lesson, target)
+            updated.append(shipped.name)
+        manifest[shipped.name] = (known or {}) | _copy(shipped, target)
     if added or updated or restored:
         _write_manifest(folder, manifest)
     return Sync(folder, tuple(added), tuple(updated), tuple(restored))
@@ -123,13 +123,13 @@ def reset_lesson(workspace_dir: str | os.PathLike, lesson_file: str | os.PathLik
     target = target.parent.resolve() / target.name
     if not target.is_relative_to(folder):
         raise WorkspaceError(f"{lesson_file} is not inside the course workspace {folder}")
-    course = {lesson.file: lesson for lesson in lessons()}
+    course = {path.name: path for path in lesson_paths()}
     shipped = course.get(target.name)
     if shipped is None:
         raise WorkspaceError(
             f"{target.name} is not one of the course's lessons: reset one of {', '.join(course)}"
         )
-    if target.exists() and target.samefile(shipped.path):
+    if target.exists() and target.samefile(shipped):
         raise WorkspaceError(
             f"{target} is the course's own copy of the lesson, not a workspace copy: restore it "
             f"with git checkout -- {target.name}, or open the course with graphlab lab"
@@ -221,10 +221,10 @@ def _digest(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
-def _copy(lesson: Lesson, target: Path) -> dict[str, str]:
-    """Write the shipped ``lesson`` to ``target``; return its manifest entry."""
-    write_text_atomically(target, lesson.path.read_text(encoding="utf-8"), WorkspaceError)
-    return {"shipped": _digest(lesson.path), "copied": _digest(target)}
+def _copy(shipped: Path, target: Path) -> dict[str, str]:
+    """Write the ``shipped`` lesson to ``target``; return its manifest entry."""
+    write_text_atomically(target, shipped.read_text(encoding="utf-8"), WorkspaceError)
+    return {"shipped": _digest(shipped), "copied": _digest(target)}
 
 
 def _read_manifest(folder: Path) -> dict[str, dict[str, str]]:
