@@ -12,6 +12,8 @@ import os
 import re
 import shutil
 import stat
+import subprocess
+import sys
 import threading
 import time
 from pathlib import Path
@@ -181,6 +183,18 @@ async def test_reset_lesson_keeps_the_learners_copy(jp_fetch, jp_root_dir):
         )
         code, message = await refusal(call)
         assert code in (400, 403) and says in message
+
+
+def test_the_trace_viewers_warm_up_leaves_the_notebook_widgets_out():
+    # The server warms the trace viewer up as it starts: plotly and the figure code, never
+    # ipywidgets, IPython or matplotlib, which the viewer does not use.
+    code = (
+        "import sys; from graphlab.server import trace_report; trace_report.warm_up(); "
+        "print(*(m in sys.modules for m in ('plotly.graph_objects', 'ipywidgets', 'IPython', "
+        "'matplotlib')))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["True", "False", "False", "False"]
 
 
 async def test_trace_report_is_the_gaps_report(jp_fetch, course):
