@@ -12,6 +12,8 @@ import os
 import re
 import shutil
 import stat
+import subprocess
+import sys
 import threading
 import time
 from pathlib import Path
@@ -231,6 +233,18 @@ async def test_reset_of_a_chinese_lesson_restores_the_chinese_one(
     backup = json.loads(response.body)["backup"]
     assert re.fullmatch(r"zh_CN/00_start_here\.backup-\d{8}T\d{6}Z\.ipynb", backup), backup
     assert lesson.read_bytes() == (chinese / "00_start_here.ipynb").read_bytes()
+
+
+def test_the_trace_viewers_warm_up_leaves_the_notebook_widgets_out():
+    # The server warms the trace viewer up as it starts: plotly and the figure code, never
+    # ipywidgets, IPython or matplotlib, which the viewer does not use.
+    code = (
+        "import sys; from graphlab.server import trace_report; trace_report.warm_up(); "
+        "print(*(m in sys.modules for m in ('plotly.graph_objects', 'ipywidgets', 'IPython', "
+        "'matplotlib')))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["True", "False", "False", "False"]
 
 
 async def test_trace_report_is_the_gaps_report(jp_fetch, course):

@@ -12,6 +12,8 @@ import io
 import json
 import math
 import re
+import subprocess
+import sys
 
 import nbformat
 import numpy as np
@@ -147,6 +149,26 @@ def hover_traces(view, panel: int, lane: int):
 def by_name(traces) -> dict:
     """Hover traces keyed by the event name baked into their template."""
     return {t.hovertemplate.split("</b>")[0].removeprefix("<b>"): t for t in traces}
+
+
+def test_each_widget_imports_only_what_it_needs():
+    # A lesson's first figure waits for these imports: the package imports no widget, a widget
+    # only its own module, and TimelineView matplotlib only when its picture is drawn.
+    steps = [
+        "import graphlab.widgets",
+        "from graphlab.widgets import TimelineView",
+        "TimelineView(graphlab.recording('chain_100_k4096')).picture()",
+        "from graphlab.widgets import PlanView",
+    ]
+    loaded = "print(*(m in sys.modules for m in ('ipywidgets', 'matplotlib', 'graphlab.planner')))"
+    code = "import sys, graphlab\n" + "".join(f"{step}\n{loaded}\n" for step in steps)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.splitlines() == [
+        "False False False",
+        "True False False",
+        "True True False",
+        "True True True",
+    ]
 
 
 def test_lanes_host_on_top_then_each_stream(eager, graph):

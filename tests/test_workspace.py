@@ -21,7 +21,7 @@ from lesson_notebooks import ship_chinese_lessons, ship_two_lessons, write_lesso
 
 from graphlab.cli import lab, main
 from graphlab.course import workspace
-from graphlab.course.syllabus import Lesson, lessons, read_lesson, shipped_folder
+from graphlab.course.syllabus import Lesson, lesson_paths, lessons, read_lesson, shipped_folder
 from graphlab.course.workspace import WorkspaceError, ensure, reset_lesson, sync
 from graphlab.errors import GraphlabError
 from graphlab.support import backups
@@ -115,6 +115,27 @@ def test_the_shipped_lessons_of_a_checkout_are_its_notebooks():
     assert shipped_folder() == ROOT / "notebooks"
     assert [(lesson.file, lesson.title) for lesson in lessons()] == COURSE
     assert [lesson.number for lesson in lessons()] == [file[:2] for file, _ in COURSE]
+
+
+def test_lesson_paths_finds_the_lessons_by_name_without_reading_them(shipped):
+    (shipped / "02_static_inputs.ipynb").write_text("{not json")
+    (shipped / "03_outputs.ipynb").mkdir()  # a folder is not a lesson
+    assert lesson_paths() == [
+        shipped / "00_start_here.ipynb",
+        shipped / "01_kernel_gaps.ipynb",
+        shipped / "02_static_inputs.ipynb",
+    ]
+
+
+def test_copying_the_course_does_not_import_jsonschema(tmp_path):
+    # Checking the cells' metadata needs jsonschema, a second or more to import: graphlab lab
+    # copies the lessons before JupyterLab starts, and needs only their names.
+    code = (
+        "import sys; from graphlab.course.workspace import sync; "
+        f"print(len(sync({str(tmp_path / 'course')!r}).added), 'jsonschema' in sys.modules)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == [str(len(COURSE)), "False"]
 
 
 # -------------------------------------------------------------------------- workspace

@@ -145,7 +145,8 @@ def build_command(
 
 
 def run(args: argparse.Namespace) -> int:
-    from graphlab.course.workspace import lessons, sync
+    from graphlab.course.syllabus import lesson_paths
+    from graphlab.course.workspace import sync
     from graphlab.errors import GraphlabError
 
     if args.port is not None and not 0 < args.port < 65536:
@@ -168,7 +169,7 @@ def run(args: argparse.Namespace) -> int:
             f"graphlab lab: restored {', '.join(done.restored)} as shipped, finishing a reset "
             "that was interrupted (your copy is in the newest .backup- file beside it)"
         )
-    first = next((folder / lesson.file for lesson in lessons()), None)
+    first = next((folder / path.name for path in lesson_paths()), None)
     if first is not None and translated and (folder / language / first.name).is_file():
         first = folder / language / first.name
     command = build_command(args, folder, first if first and first.is_file() else None)

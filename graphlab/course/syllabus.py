@@ -30,6 +30,7 @@ __all__ = [
     "CELL_METADATA_SCHEMA",
     "LESSON_NAME",
     "Lesson",
+    "lesson_paths",
     "lessons",
     "read_lesson",
     "shipped_folder",
@@ -134,8 +135,18 @@ def read_lesson(path: str | Path) -> Lesson:
     )
 
 
+def lesson_paths(folder: str | Path | None = None) -> list[Path]:
+    """The lesson notebooks in ``folder`` (default: the shipped ones), ordered by number, found
+    by name alone.
+
+    Enough for copying the course (``graphlab lab``): reading the lessons, as :func:`lessons`
+    does, checks their cells' metadata against the schema with jsonschema, whose import alone
+    takes a second or more of the time before JupyterLab starts.
+    """
+    folder = Path(folder) if folder is not None else shipped_folder()
+    return sorted(p for p in folder.iterdir() if LESSON_NAME.match(p.name) and p.is_file())
+
+
 def lessons(folder: str | Path | None = None) -> list[Lesson]:
     """The lessons in ``folder`` (default: the shipped ones), ordered by number."""
-    folder = Path(folder) if folder is not None else shipped_folder()
-    found = [p for p in folder.iterdir() if LESSON_NAME.match(p.name) and p.is_file()]
-    return [read_lesson(p) for p in sorted(found)]
+    return [read_lesson(p) for p in lesson_paths(folder)]

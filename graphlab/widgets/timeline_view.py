@@ -7,7 +7,7 @@ while the host launches the next one; a replay packs them together behind one ``
 from __future__ import annotations
 
 import html
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import ipywidgets as widgets
 import numpy as np
@@ -23,9 +23,10 @@ from .figures import (
     timeline_traces,
 )
 from .lanes import device_gaps_ns
-from .pictures import Png
 from .sources import pick_timelines
-from .timeline_picture import timeline_picture
+
+if TYPE_CHECKING:
+    from .pictures import Png
 
 __all__ = [
     "HOST_COST_NOTE",
@@ -222,7 +223,12 @@ class TimelineView(StaticPicture, widgets.HBox):
 
     def picture(self, heading: str | None = None) -> Png:
         """The whole range of every timeline, the summary and its notes as one PNG (what a
-        stored notebook shows where the widget cannot run); ``heading`` goes on top."""
+        stored notebook shows where the widget cannot run); ``heading`` goes on top.
+
+        matplotlib is imported here, when the view is first displayed: by then the live figure's
+        model has reached the browser, which loads and draws it while the kernel draws this."""
+        from .timeline_picture import timeline_picture
+
         return timeline_picture(
             self.panels,
             self._cells,
