@@ -238,23 +238,27 @@ class Columns:
             },
         )
 
-    def add_text(self, text: bytes, origin: str, advice: str) -> None:
-        """Read a JSON list of events: decoded by msgspec, or parsed the careful way when an
-        event has an unusual shape. msgspec.DecodeError when msgspec cannot read it as JSON;
-        TraceError when Python's json cannot either, or at an event without a time."""
+    def add_text(
+        self, text: bytes | bytearray, origin: str, advice: str, end: int | None = None
+    ) -> None:
+        """Read a JSON list of events, ``text[:end]`` (a reader's buffer may hold more): decoded
+        by msgspec, or parsed the careful way when an event has an unusual shape.
+        msgspec.DecodeError when msgspec cannot read it as JSON; TraceError when Python's json
+        cannot either, or at an event without a time."""
         where = f"{origin}: "
+        end = len(text) if end is None else end
         try:
-            events = _EVENTS.decode(text)
+            events = _EVENTS.decode(memoryview(text)[:end])
         except msgspec.ValidationError:
             # The careful way reads the events after those before them, so that the columns
             # keep the trace's order.
             self.flush(where)
-            events = python_json(origin, text, advice)
+            events = python_json(origin, bytes(text[:end]), advice)
             self.add_dicts(events, where)
         else:
             self.add_events(events)
-        if any(text.count(key) > len(events) for key in _ONCE_PER_EVENT):
-            self.repeated_keys += objects_with_repeated_keys(text)
+        if any(text.count(key, 0, end) > len(events) for key in _ONCE_PER_EVENT):
+            self.repeated_keys += objects_with_repeated_keys(bytes(text[:end]))
         if len(self._gathered) >= GROUP_EVENTS:
             self.flush(where)
 
