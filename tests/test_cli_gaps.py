@@ -8,6 +8,7 @@ ones worked out there.
 from __future__ import annotations
 
 import argparse
+import io
 import json
 import os
 import re
@@ -71,6 +72,15 @@ def test_gaps_json(capsys, eager_trace):
     assert d["launch_latency"] == {"count": 3, "median_us": 1.0, "p90_us": 1.4}
     assert [s["stream"] for s in d["streams"]] == [7]
     assert d["streams"][0]["busy_us"] == 3.0
+
+
+def test_gaps_json_to_an_output_of_text_alone(capsys, eager_trace, monkeypatch):
+    # A notebook's output takes text only (no binary buffer): the same JSON goes there as text.
+    code, out, _ = run_cli(capsys, "gaps", str(eager_trace), "--json")
+    text_only = io.StringIO()
+    monkeypatch.setattr(sys, "stdout", text_only)
+    assert main(["gaps", str(eager_trace), "--json"]) == code == 0
+    assert text_only.getvalue() == out
 
 
 def test_gaps_report(capsys, eager_trace):

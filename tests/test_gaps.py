@@ -19,6 +19,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from graphlab.trace import lanes
 from graphlab.trace.gaps import busy_intervals, summarize
 from graphlab.trace.timeline import Timeline
 
@@ -479,3 +480,18 @@ def test_lane_json_past_2_to_the_53_ns():
     s = t.summary()
     assert [lane.to_dict() for lane in s.streams] == s.to_dict()["streams"]
     assert json.loads(s.to_json()) == s.to_dict()
+
+
+def test_lane_json_written_a_batch_of_lanes_at_a_time(monkeypatch):
+    # Seven streams, one kernel each, written three lanes at a time: the lines are those of
+    # each lane's own Figures.to_dict, in order, each on a line of its own.
+    t = timeline(*(kernel(10 * i, 10 * i + 4, -1, stream=i) for i in range(7)))
+    monkeypatch.setattr(lanes, "WRITE_LANES", 3)
+    s = t.summary()
+    text = s.to_json()
+    assert json.loads(text) == s.to_dict()
+    lines = text.splitlines()
+    first = lines.index('  "streams": [') + 1
+    assert [json.loads(line.rstrip(",")) for line in lines[first : first + 7]] == [
+        lane.to_dict() for lane in s.streams
+    ]

@@ -283,6 +283,24 @@ def kernel_at(ts: str, dur: str | None, corr: int) -> dict:
     return event
 
 
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(st.sampled_from([b'"ts"', b'"dur"', b'"du', b'r"', b'"t', b's"', b"x", b'"'])).map(
+        b"".join
+    ),
+    st.binary(max_size=6),
+)
+def test_the_time_keys_are_counted_as_a_plain_search_counts_them(text, after):
+    # A text of pieces of the keys, in a buffer that holds more after it (as the stream's
+    # does): each key is counted wherever it starts in the text (a valid JSON text never has
+    # two occurrences of one of them overlap).
+    def plain(key: bytes) -> int:
+        return sum(text.startswith(key, i) for i in range(len(text)))
+
+    counts = kineto_columns._time_keys(bytearray(text + after), len(text))
+    assert counts == (plain(b'"ts"'), plain(b'"dur"'))
+
+
 def test_duplicates_kernels_without_time_and_events_without_phase_warn(tmp_path):
     events = [
         kernel_at("10.000", "1.000", 1),

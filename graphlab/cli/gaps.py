@@ -10,6 +10,10 @@ from __future__ import annotations
 import argparse
 import sys
 import warnings
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from graphlab.trace.figures import Summary
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -34,10 +38,12 @@ def run(args: argparse.Namespace) -> int:
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", TraceWarning)
         summary = Timeline.from_chrome_trace(args.trace).summary()
-        text = summary.to_json() if args.json else summary.report()
-    if not args.json:
-        print(printable(args.trace))
-    print(text)
+        if args.json:
+            _print_json(summary)
+        else:
+            report = summary.report()
+            print(printable(args.trace))
+            print(report)
     for warning in caught:
         if issubclass(warning.category, TraceWarning):
             print(f"graphlab gaps: warning: {printable(warning.message)}", file=sys.stderr)
@@ -46,3 +52,16 @@ def run(args: argparse.Namespace) -> int:
                 warning.message, warning.category, warning.filename, warning.lineno
             )
     return 0
+
+
+def _print_json(summary: Summary) -> None:
+    """Print the figures' JSON: straight to stdout's bytes where it has them (a terminal, a pipe,
+    a file), a batch of lanes at a time, so that a trace's 100,000 streams never stand in memory
+    as one text; as text where it has not (a notebook's output)."""
+    binary = getattr(sys.stdout, "buffer", None)
+    if binary is None:
+        print(summary.to_json())
+        return
+    sys.stdout.flush()
+    summary.write_json(binary.write)
+    binary.write(b"\n")

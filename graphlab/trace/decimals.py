@@ -31,7 +31,6 @@ _ZERO, _NINE, _DOT, _MINUS = b"0"[0], b"9"[0], b"."[0], b"-"[0]
 _WIDTH = 20
 PAD = b"0" * _WIDTH  # goes before each text given to us_padded_texts_to_ns
 _DIGIT_COLUMNS = np.delete(np.arange(_WIDTH), _WIDTH - 4)
-_DIGIT_POWERS = _POW10[len(_DIGIT_COLUMNS) - 1 :: -1].copy()  # 10**18 ... 10**0 ns
 
 
 def us_to_ns(value: Any) -> int | None:
@@ -83,9 +82,10 @@ def _three_decimals(text: np.ndarray, lengths: np.ndarray) -> tuple[np.ndarray, 
 
     Each text becomes one row of :data:`_WIDTH` bytes, right-aligned, so its point falls in the
     same column in every row and each digit column has a fixed power of ten: a row's nanoseconds
-    are the dot product of its digits with those powers (below 10**19, inside uint64). The zeros
-    of :data:`PAD` before each text fill its row's left part (a text too long to fit is left to
-    the other way).
+    are its 19 digits read as one number (below 10**19, inside uint64), a digit column at a time
+    (which needs far less memory than a matrix of the digits as uint64). The zeros of
+    :data:`PAD` before each text fill its row's left part (a text too long to fit is left to the
+    other way).
     """
     rows = sliding_window_view(text, _WIDTH)[np.cumsum(lengths + _WIDTH) - _WIDTH]
     digits = rows[:, _DIGIT_COLUMNS] - np.uint8(_ZERO)
@@ -95,7 +95,10 @@ def _three_decimals(text: np.ndarray, lengths: np.ndarray) -> tuple[np.ndarray, 
         & (lengths >= 5)
         & (lengths <= _WIDTH)
     )
-    value = digits.astype(np.uint64) @ _DIGIT_POWERS
+    value = np.zeros(len(lengths), dtype=np.uint64)
+    for column in digits.T:  # the most significant first
+        value *= np.uint64(10)
+        value += column
     ok &= value <= np.uint64(MAX_US * 1000)
     return np.where(ok, value, 0).astype(np.int64), ok
 

@@ -8,7 +8,8 @@ are ns / 1000 with no other rounding (:func:`us`).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import io
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any
@@ -107,23 +108,37 @@ class Summary(Figures):
 
     def to_json(self) -> str:
         """:meth:`to_dict` as JSON text (``graphlab gaps --json``): the whole timeline's figures
-        indented, then each stream and device on a line of its own.
+        indented, then each stream and device on a line of its own."""
+        out = io.BytesIO()
+        self.write_json(out.write)
+        return out.getvalue().decode()
+
+    def write_json(self, write: Callable[[bytes], object]) -> None:
+        """Write :meth:`to_json`'s text, as UTF-8 bytes, with ``write`` (a binary file's).
 
         A trace with 100,000 streams prints 100,000 lines, not 3 million, and their text is
-        written from the figures' columns (:meth:`.lanes.Lanes.json_rows`) with no dict between.
+        written from the figures' columns (:meth:`.lanes.Lanes.write_json`) a batch at a time,
+        with no dict between.
         """
         encode = msgspec.json.Encoder().encode
         whole = super().to_dict()
         if self.gpu:
             whole["gpu"] = self.gpu
-        parts = [msgspec.json.format(encode(whole), indent=2).decode()[:-2]]
+        write(msgspec.json.format(encode(whole), indent=2)[:-2])
+        separator = b",\n    "
         for key, lanes in (("streams", self.streams), ("devices", self.devices)):
-            json_rows = getattr(lanes, "json_rows", None)
-            rows = json_rows() if json_rows else [encode(lane.to_dict()).decode() for lane in lanes]
-            parts.append(
-                f',\n  "{key}": [' + ("\n    " + ",\n    ".join(rows) + "\n  ]" if rows else "]")
-            )
-        return "".join(parts) + "\n}"
+            write(f',\n  "{key}": ['.encode())
+            if not lanes:
+                write(b"]")
+                continue
+            write(b"\n    ")
+            lanes_write_json = getattr(lanes, "write_json", None)
+            if lanes_write_json:
+                lanes_write_json(write, separator)
+            else:
+                write(separator.join(encode(lane.to_dict()) for lane in lanes))
+            write(b"\n  ]")
+        write(b"\n}")
 
     def report(self, words: Words = ENGLISH) -> str:
         """A short readable report (what ``graphlab gaps`` prints), in ``words``' language; the

@@ -1,8 +1,9 @@
 """Reading a (gzipped) JSON file within the limits of size and memory, with one-line errors.
 
-:func:`read_bytes` brings a file's bytes into memory: it refuses a file larger than the caller's
-limit or than the memory available, and unpacks a gzip file while streaming, stopping as soon as
-it unpacks to more than the limit (a few kilobytes can unpack to gigabytes). :func:`parse_error`
+:func:`read_bytes` brings a file's bytes into memory (or lets the caller read a plain file its
+own way): it refuses a file larger than the caller's limit or than the memory available, and
+unpacks a gzip file while streaming, stopping as soon as it unpacks to more than the limit (a few
+kilobytes can unpack to gigabytes). :func:`parse_error`
 turns msgspec's complaint about the JSON into the one line a person needs, and
 :func:`python_json` parses with Python's own json module, for the two things it accepts that
 strict JSON does not: ``NaN`` and ``Infinity``.
@@ -17,8 +18,10 @@ import re
 import stat
 import sys
 import zlib
+from collections.abc import Callable
 from decimal import Decimal
 from pathlib import Path
+from typing import BinaryIO, TypeVar
 
 import msgspec
 
@@ -41,13 +44,22 @@ _GZIP_MAGIC = b"\x1f\x8b"
 _GZIP_SMALLEST = 18  # a 10-byte header, an empty deflate block and an 8-byte trailer
 _BLOCK = 1 << 20  # unpacked bytes read at a time
 _BYTE_AT = re.compile(r"\(byte (\d+)\)")
+T = TypeVar("T")
 
 
-def read_bytes(path: Path, limit: int, memory_factor: float, advice: str) -> bytes | bytearray:
+def read_bytes(
+    path: Path,
+    limit: int,
+    memory_factor: float,
+    advice: str,
+    stream: Callable[[BinaryIO], T | None] | None = None,
+) -> bytes | bytearray | T:
     """The bytes of ``path`` (unpacked if gzipped), refused above ``limit`` or the memory free.
 
     ``memory_factor`` is how many times its size in memory the caller needs to work on the file;
     ``advice`` says how to make a smaller one. Messages show the path :func:`printable`.
+    ``stream``, if given, may read a plain (not gzipped) file its own way: it gets the open file
+    and returns what it read, or None to have the file's bytes read after all.
     """
     shown = printable(path)
     if not path.exists():
@@ -64,6 +76,10 @@ def read_bytes(path: Path, limit: int, memory_factor: float, advice: str) -> byt
             gzipped = f.read(2) == _GZIP_MAGIC
             if not gzipped:
                 _check_size(shown, size, limit, memory_factor)
+                f.seek(0)
+                streamed = stream(f) if stream else None
+                if streamed is not None:
+                    return streamed
                 f.seek(0)
                 return f.read()
             return _gunzip(shown, f, limit, memory_factor)

@@ -17,11 +17,13 @@ rounding can lose a nanosecond (an absolute microsecond timestamp with three dec
 significant digits; a double keeps about 16).
 
 How a file is read, so that a trace of a million kernels loads faster than Python's ``json.load``
-parses it, in less than twice its size in memory: msgspec checks the whole file and keeps
-``traceEvents`` as its text, :mod:`.kineto_chunks` cuts that text into chunks between events,
-and :mod:`.kineto_columns` turns each chunk's events into the table's columns. A list it cannot
-cut (events that are not objects, say) is split by msgspec into the text of each event, read a
-batch at a time. :mod:`.duplicates` notes events that appear twice.
+parses it, in a fraction of its size in memory: :mod:`.kineto_stream` reads the event list of a
+plain (not gzipped) Kineto file from the file a chunk at a time, cut between events, and
+:mod:`.kineto_columns` turns each chunk's events into the table's columns. Any other file is read
+whole: msgspec checks it and keeps ``traceEvents`` as its text, which :mod:`.kineto_chunks` cuts
+into chunks the same way; a list it cannot cut (events that are not objects, say) is split by
+msgspec into the text of each event, read a batch at a time. :mod:`.duplicates` notes events that
+appear twice.
 """
 
 from __future__ import annotations
@@ -45,13 +47,14 @@ from .events import SCHEMA, EventTable, TraceWarning, plain_json
 from .jsonfile import is_python_only, parse_error, python_json, read_bytes
 from .kineto_chunks import read_array, read_texts
 from .kineto_columns import Columns
+from .kineto_stream import EMPTY_LIST, StreamedTrace, read_events
 
 __all__ = ["MAX_TRACE_BYTES", "load_trace", "read_json"]
 
 # Refuse files larger than this (unpacked).
 MAX_TRACE_BYTES = 2 * 1024**3
-# Memory needed to read a trace, as a multiple of its size: the bytes themselves, the text
-# boundaries of every event, the columns and one batch of decoded events.
+# Memory needed to read a trace, as a multiple of its size: when it is read whole, the bytes
+# themselves, the text boundaries of every event, the columns and one batch of decoded events.
 _FAST_MEMORY = 1.6
 # Parsing into Python objects (a saved timeline; Python's json for NaN) takes about eight times
 # the file.
@@ -139,9 +142,25 @@ def _file_bytes(p: Path, memory_factor: float) -> bytes | bytearray:
 
 
 def _load_file(p: Path, origin: str | None) -> tuple[EventTable, list[str]]:
-    """The table of a trace file; ``origin`` names it in messages and meta (None: unnamed)."""
-    data = _file_bytes(p, _FAST_MEMORY)
+    """The table of a trace file; ``origin`` names it in messages and meta (None: unnamed).
+
+    A plain Kineto trace is read as a stream (:mod:`.kineto_stream`); any other file whole.
+    """
     label = printable(origin) if origin else "the trace"
+    read = read_bytes(
+        p,
+        MAX_TRACE_BYTES,
+        _FAST_MEMORY,
+        _EXPORT_ADVICE,
+        stream=lambda f: read_events(f, label, _EXPORT_ADVICE),
+    )
+    if isinstance(read, StreamedTrace):
+        loaded = _load_streamed(read, label, origin)
+        if loaded is not None:
+            return loaded
+        read = _file_bytes(p, _FAST_MEMORY)
+    data = read
+    del read  # one name for the bytes, deleted once they are read
     try:
         document = _DOCUMENT.decode(data)
     except msgspec.ValidationError:
@@ -157,7 +176,7 @@ def _load_file(p: Path, origin: str | None) -> tuple[EventTable, list[str]]:
         raise parse_error(label, data, exc, _EXPORT_ADVICE) from None
     top = {}
     if isinstance(document, _Document):
-        top = {k: _small_json(getattr(document, k), label) for k in _TOP_KEYS}
+        top = _top(document, label)
         if top["schema"] == SCHEMA:
             # A timeline is read whole into Python objects, from the bytes already read.
             del document
@@ -178,6 +197,24 @@ def _load_file(p: Path, origin: str | None) -> tuple[EventTable, list[str]]:
     return _table(columns, top, origin)
 
 
+def _load_streamed(
+    read: StreamedTrace, label: str, origin: str | None
+) -> tuple[EventTable, list[str]] | None:
+    """The table of a trace read as a stream; None where its document is one that the whole
+    file must be read for (not an object with that one list, or a graphlab timeline)."""
+    try:
+        document = _DOCUMENT.decode(read.document)
+    except msgspec.DecodeError:
+        return None
+    if not isinstance(document, _Document) or bytes(document.traceEvents) != EMPTY_LIST:
+        return None
+    top = _top(document, label)
+    if top["schema"] == SCHEMA:
+        return None
+    _refuse_other_graphlab_files(top, origin)
+    return _table(read.columns, top, origin)
+
+
 def _check_python_memory(data: bytes | bytearray, label: str, why: str, advice: str) -> None:
     """TraceError when parsing ``data`` into Python objects needs more memory than is free."""
     short = missing_bytes(int(len(data) * _PYTHON_JSON_MEMORY))
@@ -189,6 +226,11 @@ def _check_python_memory(data: bytes | bytearray, label: str, why: str, advice: 
 
 
 _TOP_KEYS = ("schema", "graphlab", "deviceProperties", "baseTimeNanoseconds")
+
+
+def _top(document: _Document, label: str) -> dict[str, Any]:
+    """The document's small top-level values that the table's meta is made of."""
+    return {k: _small_json(getattr(document, k), label) for k in _TOP_KEYS}
 
 
 def _small_json(raw: msgspec.Raw, origin: str) -> Any:

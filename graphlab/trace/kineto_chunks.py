@@ -16,12 +16,20 @@ from graphlab.errors import TraceError
 from .jsonfile import parse_error
 from .kineto_columns import Columns
 
-__all__ = ["BATCH_EVENTS", "CHUNK_BYTES", "read_array", "read_texts"]
+__all__ = [
+    "BATCH_EVENTS",
+    "CHUNK_BYTES",
+    "EVENT_BOUNDARY",
+    "LONGEST_CHUNK",
+    "read_array",
+    "read_texts",
+]
 
 BATCH_EVENTS = 2_000  # events decoded at a time (their memory is freed before the next batch)
 CHUNK_BYTES = 1 << 19  # about 2,000 Kineto events, decoded at a time by read_array
-_LONGEST_CHUNK = 1 << 25  # a chunk read_array would have to make longer is left to read_texts
-_CUT = re.compile(rb"\}[ \t\n\r]*,[ \t\n\r]*\{")  # where one event may end and the next begin
+LONGEST_CHUNK = 1 << 25  # a chunk read_array would have to make longer is left to read_texts
+# Where one event may end and the next begin.
+EVENT_BOUNDARY = re.compile(rb"\}[ \t\n\r]*,[ \t\n\r]*\{")
 
 
 def read_array(array: msgspec.Raw, origin: str, advice: str) -> Columns | None:
@@ -41,9 +49,10 @@ def read_array(array: msgspec.Raw, origin: str, advice: str) -> Columns | None:
     end = view.nbytes - 1  # the closing bracket
     begin = 1
     while begin < end:
-        cut = _CUT.search(view, begin + CHUNK_BYTES, end) if begin + CHUNK_BYTES < end else None
+        target = begin + CHUNK_BYTES
+        cut = EVENT_BOUNDARY.search(view, target, end) if target < end else None
         stop = cut.start() + 1 if cut else end
-        if stop - begin > _LONGEST_CHUNK:
+        if stop - begin > LONGEST_CHUNK:
             return None  # events that are not objects, or a huge event: not worth the memory
         try:
             columns.add_text(b"".join((b"[", view[begin:stop], b"]")), origin, advice)

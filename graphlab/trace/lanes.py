@@ -2,14 +2,16 @@
 
 A trace with 100,000 streams has 100,000 sets of figures. :class:`Lanes` holds them as one numpy
 array per figure and builds a :class:`~.figures.Figures` only for the lane asked for, and
-:meth:`Lanes.to_dicts` turns the columns into the ``graphlab gaps --json`` objects a column at a
-time: a nanosecond count below 2**53 is exact as a double, so numpy's ``ns / 1000`` is the same
-correctly rounded float as Python's ``int / int``; only interpolated percentiles go one by one.
+:meth:`Lanes.to_dicts` and :meth:`Lanes.write_json` turn the columns into the ``graphlab gaps
+--json`` objects a column at a time: a nanosecond count below 2**53 is exact as a double, so
+numpy's ``ns / 1000`` is the same correctly rounded float as Python's ``int / int``; only
+interpolated percentiles go one by one.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from itertools import repeat
 from typing import Any, overload
 
 import msgspec
@@ -17,9 +19,10 @@ import numpy as np
 
 from .figures import Figures, Stats, percentile_ns, us
 
-__all__ = ["Lanes", "StatsColumns"]
+__all__ = ["WRITE_LANES", "Lanes", "StatsColumns"]
 
 _EXACT = 2**53  # integers up to this are exact as doubles
+WRITE_LANES = 8192  # lanes written as JSON at a time
 
 
 class StatsColumns:
@@ -45,18 +48,53 @@ class StatsColumns:
         p50, p90 = (percentile_ns(*(int(c[i]) for c in p)) for p in (self.p50, self.p90))
         return Stats(count, p50, p90, int(self.top[i]))
 
-    def fields(self, with_max: bool = True) -> list[tuple[str, list]]:
-        """Each key of :meth:`Stats.to_dict` with its value per lane (``max_us`` only when
+    def rows(self, with_max: bool = True) -> list[_StatsRow] | list[_LatencyRow]:
+        """Each lane's :meth:`Stats.to_dict` as a struct (with ``max_us`` only when
         ``with_max``)."""
         empty = self.count == 0
-        fields = [
-            ("count", self.count.tolist()),
-            ("median_us", _us_or_none(self.p50, empty)),
-            ("p90_us", _us_or_none(self.p90, empty)),
+        columns = [
+            self.count.tolist(),
+            _us_or_none(self.p50, empty),
+            _us_or_none(self.p90, empty),
         ]
-        if with_max:
-            fields.append(("max_us", _none_where(_us_column(self.top), empty)))
-        return fields
+        if not with_max:
+            return list(map(_LatencyRow, *columns))
+        return list(map(_StatsRow, *columns, _none_where(_us_column(self.top), empty)))
+
+
+class _StatsRow(msgspec.Struct, gc=False):
+    """:meth:`Stats.to_dict` of one lane (the names are the JSON keys)."""
+
+    count: int
+    median_us: float | None
+    p90_us: float | None
+    max_us: float | None
+
+
+class _LatencyRow(msgspec.Struct, gc=False):
+    """:meth:`Stats.to_dict` of one lane's launch latency, which leaves its maximum out."""
+
+    count: int
+    median_us: float | None
+    p90_us: float | None
+
+
+class _LaneRow(msgspec.Struct, gc=False):
+    """:meth:`Figures.to_dict` of one lane (the names are the JSON keys; UNSET is left out)."""
+
+    device: int | msgspec.UnsetType
+    stream: int | msgspec.UnsetType
+    kernels: int
+    kernel_launches: int
+    graph_launches: int
+    graph_replays: int
+    span_us: float
+    busy_us: float
+    idle_us: float
+    idle_fraction: float | None
+    gaps: _StatsRow
+    host_bound_gaps: int
+    launch_latency: _LatencyRow
 
 
 class Lanes(Sequence[Figures]):
@@ -145,64 +183,53 @@ class Lanes(Sequence[Figures]):
 
     def to_dicts(self) -> list[dict[str, Any]]:
         """Each lane's :meth:`Figures.to_dict`, built a column at a time."""
-        keys, columns = [], []
-        for key, values in self._fields():
-            if values and isinstance(values[0], tuple):  # a nested object: its own dicts
-                sub_keys = [k for k, _ in values]
-                values = [
-                    dict(zip(sub_keys, row, strict=True))
-                    for row in zip(*(v for _, v in values), strict=True)
-                ]
-            keys.append(key)
-            columns.append(values)
-        return [dict(zip(keys, row, strict=True)) for row in zip(*columns, strict=True)]
+        return msgspec.to_builtins(self._rows())
 
-    def json_rows(self) -> list[str]:
-        """Each lane's :meth:`Figures.to_dict` as compact JSON text, written from the columns
-        without a dict: msgspec writes each column's numbers, and one template each lane."""
-        template, texts = [], []
-        for key, values in self._fields():
-            nested = values and isinstance(values[0], tuple)
-            parts = values if nested else [(None, values)]
-            inner = []
-            for sub_key, column in parts:
-                inner.append(("" if sub_key is None else f'"{sub_key}":') + "%s")
-                texts.append(_json_texts(column))
-            body = ",".join(inner)
-            template.append(f'"{key}":' + ("{" + body + "}" if nested else body))
-        row = "{" + ",".join(template) + "}"
-        return [row % values for values in zip(*texts, strict=True)]
+    def write_json(self, write: Callable[[bytes], object], separator: bytes) -> None:
+        """Write each lane's :meth:`Figures.to_dict` as compact JSON text, the lanes joined by
+        ``separator`` (which holds the comma between them), :data:`WRITE_LANES` lanes at a time,
+        so that their structs and text never take much memory.
 
-    def _fields(self) -> list[tuple[str, Any]]:
-        """Each key of :meth:`Figures.to_dict` with its value per lane; a nested object's
-        value is its own list of (key, values) pairs. Empty when there are no lanes."""
-        if not len(self):
+        msgspec writes a batch of lanes' structs, built a column at a time, in one call; their
+        text is then cut between lanes, the one place where ``},{`` occurs (a lane's nested
+        objects are followed by another key or by the lane's end, and it holds no string).
+        """
+        between = b"}" + separator + b"{"
+        for begin in range(0, len(self), WRITE_LANES):
+            text = _ENCODE(self._rows(slice(begin, begin + WRITE_LANES))).replace(b"},{", between)
+            write(separator + memoryview(text)[1:-1] if begin else memoryview(text)[1:-1])
+
+    def _rows(self, lanes: slice = slice(None)) -> list[_LaneRow]:
+        """The :meth:`Figures.to_dict` of each lane of the slice ``lanes``, as a struct."""
+        span, busy = self.span[lanes], self.busy[lanes]
+        if not len(span):
             return []
-        idle = self.span - self.busy
-        fields: list[tuple[str, Any]] = [
-            (key, ids.tolist())
-            for key, ids in (("device", self.device), ("stream", self.stream))
-            if ids is not None
-        ]
-        fields += [
-            ("kernels", self.kernels.tolist()),
-            ("kernel_launches", self.kernel_launches.tolist()),
-            ("graph_launches", self.graph_launches.tolist()),
-            ("graph_replays", self.graph_replays.tolist()),
-            ("span_us", _us_column(self.span)),
-            ("busy_us", _us_column(self.busy)),
-            ("idle_us", _us_column(idle)),
-            ("idle_fraction", _none_where(_ratio(idle, self.span), self.span == 0)),
-            ("gaps", self.gaps.fields()),
-            ("host_bound_gaps", self.host_bound_gaps.tolist()),
-            ("launch_latency", self.launch_latency.fields(with_max=False)),
-        ]
-        return fields
+        idle = span - busy
+        device, stream = (
+            repeat(msgspec.UNSET) if ids is None else ids[lanes].tolist()
+            for ids in (self.device, self.stream)
+        )
+        return list(
+            map(
+                _LaneRow,
+                device,
+                stream,
+                self.kernels[lanes].tolist(),
+                self.kernel_launches[lanes].tolist(),
+                self.graph_launches[lanes].tolist(),
+                self.graph_replays[lanes].tolist(),
+                _us_column(span),
+                _us_column(busy),
+                _us_column(idle),
+                _none_where(_ratio(idle, span), span == 0),
+                self.gaps.take(lanes).rows(),
+                self.host_bound_gaps[lanes].tolist(),
+                self.launch_latency.take(lanes).rows(with_max=False),
+            )
+        )
 
 
-def _json_texts(values: list) -> list[str]:
-    """Each value (a number or None) as its JSON text, written by msgspec in one call."""
-    return msgspec.json.encode(values)[1:-1].decode().split(",")
+_ENCODE = msgspec.json.Encoder().encode
 
 
 def _us_column(ns: np.ndarray) -> list[float]:
@@ -237,6 +264,8 @@ def _small(values: np.ndarray) -> bool:
 
 
 def _none_where(values: list, empty: np.ndarray) -> list:
-    for i in np.flatnonzero(empty).tolist():
-        values[i] = None
-    return values
+    if not empty.any():
+        return values
+    column = np.array(values, dtype=object)
+    column[empty] = None
+    return column.tolist()
