@@ -15,6 +15,7 @@ from typing import Any, TypedDict
 
 import numpy as np
 
+from graphlab.language import gettext as _
 from graphlab.planner import (
     BatchingModel,
     Constraints,
@@ -110,28 +111,28 @@ def _mistake(value: float, plan: list[int], histogram: Histogram, costs: CostTab
     largest = max(plan)
     above = [int(b) for b in histogram.sizes if b > largest]
     said = {
-        "no padding": (
+        "no padding": _(
             "you priced each batch size at its own replay time. A step of b rows replays the "
             "graph of the smallest captured size s >= b, padded with s - b rows, so it costs "
             "replay_us of s, not of b"
         ),
-        "cut": (
-            f"batch sizes {above} are above the largest captured size {largest}: no graph holds "
+        "cut": _(
+            "batch sizes {above} are above the largest captured size {largest}: no graph holds "
             "them, so they run eagerly at eager_us of their own size, not in the largest graph"
-        ),
-        "dropped": (
-            f"you left out batch sizes {above}, above the largest captured size {largest}: they "
+        ).format(above=above, largest=largest),
+        "dropped": _(
+            "you left out batch sizes {above}, above the largest captured size {largest}: they "
             "still run, eagerly, at eager_us of their own size; count them in the mean"
-        ),
-        "unweighted": (
+        ).format(above=above, largest=largest),
+        "unweighted": _(
             "you averaged over the batch sizes: weight each by its number of steps "
             "(histogram.counts), sum, and divide by the number of steps"
         ),
-        "total": "that is the total time of all steps: divide it by the number of steps",
-        "in order": (
-            f"the plan {plan} is not sorted: a step replays the smallest captured size >= b, "
+        "total": _("that is the total time of all steps: divide it by the number of steps"),
+        "in order": _(
+            "the plan {plan} is not sorted: a step replays the smallest captured size >= b, "
             "not the first one in the list (sort the sizes, or take min)"
-        ),
+        ).format(plan=plan),
     }
     for variant, sentence in said.items():
         other = _price(plan, histogram, costs, variant)
@@ -158,22 +159,34 @@ def check_expected_step_time(expected_step_us: Callable[..., Any]) -> None:
     values = []
     for plan, histogram, costs, expected in step_time_cases():
         yours = call(expected_step_us, list(plan), histogram, costs, name="expected_step_us")
-        values.append(number(yours, "expected_step_us should return one number, µs per step"))
+        should = _("expected_step_us should return one number, µs per step")
+        values.append(number(yours, should))
         value = values[-1]
         if math.isclose(value, expected, rel_tol=1e-9):
             continue
-        where = f"for sizes {plan} and the histogram {_shown(histogram)}"
+        case = {"plan": plan, "histogram": _shown(histogram), "value": value, "expected": expected}
         mistake = _mistake(value, plan, histogram, costs)
         if mistake:
-            fail(f"{where} you returned {value:.6g}, expected {expected:.6g}: {mistake}.")
-        if rounded(value, expected):
-            fail(
-                f"{where} you returned {value:g}, which is {expected:.6g} rounded: return it as is."
+            message = _(
+                "for sizes {plan} and the histogram {histogram} you returned {value:.6g}, "
+                "expected {expected:.6g}: {mistake}."
             )
-        not_fixed(values, "expected_step_us", "plans and histograms")
-        fail(f"{where} you returned {value:.6g}, expected {expected:.6g}.")
+            fail(message.format(mistake=mistake, **case))
+        if rounded(value, expected):
+            message = _(
+                "for sizes {plan} and the histogram {histogram} you returned {value:g}, which is "
+                "{expected:.6g} rounded: return it as is."
+            )
+            fail(message.format(**case))
+        not_fixed(values, "expected_step_us", _("plans and histograms"))
+        message = _(
+            "for sizes {plan} and the histogram {histogram} you returned {value:.6g}, "
+            "expected {expected:.6g}."
+        )
+        fail(message.format(**case))
     first = step_time_cases()[0]
-    passed(f"expected step time (µs) of sizes {first[0]} on the first mix", values[0], first[3])
+    what = _("expected step time (µs) of sizes {sizes} on the first mix").format(sizes=first[0])
+    passed(what, values[0], first[3])
 
 
 # The exercise of choosing sizes: the bundled Azure trace at its own rate (largest batch 47), at
@@ -213,25 +226,28 @@ def _sizes(value: object, costs: CostTable) -> list[int]:
     if isinstance(value, np.ndarray):
         value = value.tolist()
     if not isinstance(value, (list, tuple)):
-        fail(
-            "choose_sizes should return a list of batch sizes, such as [8, 32], not "
-            f"{safe_repr(value)}."
+        message = _(
+            "choose_sizes should return a list of batch sizes, such as [8, 32], not {value}."
         )
+        fail(message.format(value=safe_repr(value)))
     low, high = int(costs.sizes[0]), int(costs.sizes[-1])
     sizes = []
     for size in value:
         if isinstance(size, bool) or not isinstance(size, numbers.Integral):
-            fail(
-                f"choose_sizes returned {safe_repr(size)} among its sizes: a batch size is a whole "
+            message = _(
+                "choose_sizes returned {size} among its sizes: a batch size is a whole "
                 "number (int), such as 8."
             )
+            fail(message.format(size=safe_repr(size)))
         if not low <= int(size) <= high:
-            fail(
-                f"size {int(size)} is not in the cost table, which runs from {low} to {high}: only "
+            message = _(
+                "size {size} is not in the cost table, which runs from {low} to {high}: only "
                 "sizes it prices can be judged."
             )
+            fail(message.format(size=int(size), low=low, high=high))
         if int(size) in sizes:
-            fail(f"size {int(size)} appears twice: each size is one graph, list it once.")
+            message = _("size {size} appears twice: each size is one graph, list it once.")
+            fail(message.format(size=int(size)))
         sizes.append(int(size))
     return sizes
 
@@ -250,24 +266,45 @@ def check_choose_sizes(choose_sizes: Callable[..., Any]) -> None:
     value = call(choose_sizes, histogram, costs, k, budget, name="choose_sizes")
     sizes = _sizes(value, costs)
     if len(sizes) > k:
-        fail(f"you chose {len(sizes)} sizes, {sorted(sizes)}: keep at most {k} graphs.")
+        message = _("you chose {count} sizes, {sizes}: keep at most {most} graphs.")
+        fail(message.format(count=len(sizes), sizes=sorted(sizes), most=k))
     yours, theirs = evaluate(sizes, histogram, costs), evaluate(preset, histogram, costs)
     if not yours.fits(memory_mib=budget):
-        fail(
-            f"your sizes {list(yours.sizes)} keep {yours.memory_mib:g} MiB of graphs in one shared "
-            f"pool (their largest graph_mib), over the {budget:g} MiB budget: a larger graph "
+        message = _(
+            "your sizes {sizes} keep {memory_mib:g} MiB of graphs in one shared "
+            "pool (their largest graph_mib), over the {budget:g} MiB budget: a larger graph "
             "holds more memory, so pick smaller sizes."
         )
+        fail(message.format(sizes=list(yours.sizes), memory_mib=yours.memory_mib, budget=budget))
     if yours.expected_step_us >= theirs.expected_step_us:
-        fail(
-            f"your sizes {list(yours.sizes)} give {yours.expected_step_us:.1f} µs per step (hit "
-            f"rate {yours.hit_rate:.1%}, padding {yours.padding_waste:.1%}), not less than the "
-            f"powers of two {preset}: {theirs.expected_step_us:.1f} µs. Cover the largest batch, "
+        message = _(
+            "your sizes {sizes} give {step_us:.1f} µs per step (hit "
+            "rate {hit_rate:.1%}, padding {padding:.1%}), not less than the "
+            "powers of two {preset}: {preset_us:.1f} µs. Cover the largest batch, "
             "then put sizes where the steps are (plot the histogram)."
         )
+        fail(
+            message.format(
+                sizes=list(yours.sizes),
+                step_us=yours.expected_step_us,
+                hit_rate=yours.hit_rate,
+                padding=yours.padding_waste,
+                preset=preset,
+                preset_us=theirs.expected_step_us,
+            )
+        )
     best = best_plan(histogram, costs, Constraints(max_graphs=k, memory_mib=budget))
+    line = _(
+        "PASSED your sizes {sizes}: yours {step_us:.1f} µs per step "
+        "vs the powers of two {preset_us:.1f} µs (the planner's best within the "
+        "budget: {best_us:.1f} µs, sizes {best_sizes})"
+    )
     print(
-        f"PASSED your sizes {list(yours.sizes)}: yours {yours.expected_step_us:.1f} µs per step "
-        f"vs the powers of two {theirs.expected_step_us:.1f} µs (the planner's best within the "
-        f"budget: {best.expected_step_us:.1f} µs, sizes {list(best.sizes)})"
+        line.format(
+            sizes=list(yours.sizes),
+            step_us=yours.expected_step_us,
+            preset_us=theirs.expected_step_us,
+            best_us=best.expected_step_us,
+            best_sizes=list(best.sizes),
+        )
     )

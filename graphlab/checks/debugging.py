@@ -20,6 +20,7 @@ import torch
 
 from graphlab.errors import CheckFailed
 from graphlab.failures.explanation import explain
+from graphlab.language import gettext as _
 
 from ._core import call, copy_advice, exercise, fail, fmt, live, passed, same, tensor
 from ._observe import Replays, address, shares_memory, warmed_capture
@@ -64,11 +65,12 @@ def check_fixed_model(make_model: Callable[..., Any], step: Callable[..., Any]) 
     replay once, and return what the replay wrote as a tensor of its own that later replays leave
     alone (a clone).
     """
-    _, device = live()
+    _cuda, device = live()
     first, *new = _batches(device)
     model = call(make_model, name="make_model")
     if not callable(model):
-        fail(f"make_model should return your fixed model (a torch.nn.Module), not {fmt(model)}.")
+        message = _("make_model should return your fixed model (a torch.nn.Module), not {model}.")
+        fail(message.format(model=fmt(model)))
     static_x = first.clone()
     graph, static_out = _capture(model, static_x)
     memory = address(static_x)
@@ -78,36 +80,40 @@ def check_fixed_model(make_model: Callable[..., Any], step: Callable[..., Any]) 
         with Replays([graph]) as replays:
             out = call(step, graph, static_x, static_out, batch.clone(), name="step")
         if out is None:
-            fail("step returned None: return the replay's output, static_out.clone().")
-        out = tensor(out, "what step returns")
+            fail(_("step returned None: return the replay's output, static_out.clone()."))
+        out = tensor(out, _("what step returns"))
         if address(static_x) != memory:
-            fail(
+            message = _(
                 "static_x now points at other memory (static_x.data = batch or set_): the graph "
                 "reads the memory it was captured with; copy the values in with "
                 "static_x.copy_(batch)."
             )
+            fail(message)
         _judge_replays(replays.of(graph), out, expected)
         if not same(static_x, batch):
-            fail(
+            message = _(
                 "after step, static_x does not hold the batch: rebinding a name "
                 "(static_x = batch) changes nothing the graph reads; copy it in with "
                 "static_x.copy_(batch) before graph.replay()."
             )
+            fail(message)
         if shares_memory(out, static_out):
-            fail(
+            message = _(
                 "step returned static_out itself (or a view of it): the next replay writes it "
-                "again, so every result you keep becomes the latest one. "
-                + copy_advice("static_out")
+                "again, so every result you keep becomes the latest one. {advice}"
             )
+            fail(message.format(advice=copy_advice("static_out")))
         _judge_values(out, expected, batch, k)
         kept.append((out, expected))
     for k, (out, expected) in enumerate(kept, start=1):
         if not same(out, expected, exact=False):
-            fail(
-                f"the result step returned for batch {k} changed after later batches: return a "
-                "tensor of its own. " + copy_advice("static_out")
+            message = _(
+                "the result step returned for batch {k} changed after later batches: return a "
+                "tensor of its own. {advice}"
             )
-    passed("replays of your fixed model equal to eager calls, on new batches", len(kept), len(new))
+            fail(message.format(k=k, advice=copy_advice("static_out")))
+    what = _("replays of your fixed model equal to eager calls, on new batches")
+    passed(what, len(kept), len(new))
 
 
 def _capture(model: Callable[..., Any], static_x: torch.Tensor) -> tuple[Any, torch.Tensor]:
@@ -121,41 +127,43 @@ def _capture(model: Callable[..., Any], static_x: torch.Tensor) -> tuple[Any, to
         return warmed_capture(forward, warmups=WARMUPS)
 
     try:
-        graph, static_out = call(capture, name="your model")
+        graph, static_out = call(capture, name=_("your model"))
     except CheckFailed as failure:
         key = explain(failure).key
         if key in _HOST_SYNC:
-            fail(
+            message = _(
                 "your model still makes the CPU wait for the GPU inside the capture (.item(), "
                 "float(t), print(t) or a data-dependent shape): keep the value on the GPU, "
-                "x / x.abs().amax() instead of x / x.abs().max().item().",
-                FIRST_ERROR,
+                "x / x.abs().amax() instead of x / x.abs().max().item()."
             )
+            fail(message, FIRST_ERROR)
         if key == _HOST_COPY:
-            fail(
+            message = _(
                 "your model copies between the CPU and the GPU inside the capture "
                 "(torch.tensor(..., device=...), .to(device) or .cpu()): create such tensors once, "
-                "on the GPU, in __init__ (a buffer), and update them in place.",
-                FIRST_ERROR,
+                "on the GPU, in __init__ (a buffer), and update them in place."
             )
+            fail(message, FIRST_ERROR)
         raise
-    return graph, tensor(static_out, "what your model returns")
+    return graph, tensor(static_out, _("what your model returns"))
 
 
 def _judge_replays(replays: int, out: torch.Tensor, expected: torch.Tensor) -> None:
     """Fail unless ``step`` replayed the graph exactly once for its batch."""
     if replays == 0:
-        right = " although its numbers are right" if same(out, expected, exact=False) else ""
-        fail(
-            f"step never replayed the graph (0 replays for this batch), so its answer did not "
-            f"come from it{right}: copy the batch into static_x, call graph.replay(), return "
-            "static_out.clone()."
+        right = _(" although its numbers are right") if same(out, expected, exact=False) else ""
+        message = _(
+            "step never replayed the graph (0 replays for this batch), so its answer did not "
+            "come from it{although_right}: copy the batch into static_x, call graph.replay(), "
+            "return static_out.clone()."
         )
+        fail(message.format(although_right=right))
     if replays > 1:
-        fail(
-            f"step replayed the graph {replays} times for one batch: each replay is one call of "
+        message = _(
+            "step replayed the graph {replays} times for one batch: each replay is one call of "
             "the model and advances its counter; replay once per batch."
         )
+        fail(message.format(replays=replays))
 
 
 def _judge_values(out: torch.Tensor, expected: torch.Tensor, batch: torch.Tensor, k: int) -> None:
@@ -163,14 +171,15 @@ def _judge_values(out: torch.Tensor, expected: torch.Tensor, batch: torch.Tensor
     if same(out, expected, exact=False):
         return
     if same(out, scaled(batch, WARMUPS + 1), exact=False):
-        fail(
-            f"replay {k} of your model was cooled as the call during capture was: the call "
+        message = _(
+            "replay {k} of your model was cooled as the call during capture was: the call "
             "counter is a Python number, baked into the graph as a constant when it was "
             "captured. Keep it in a tensor on the device (self.register_buffer) and count in "
-            "place, self.calls.add_(1), so that every replay counts.",
-            WHAT_WAS_CAPTURED,
+            "place, self.calls.add_(1), so that every replay counts."
         )
-    fail(
-        f"for batch {k} your replay gave {fmt(out)}, expected {fmt(expected)} (the eager Scaler "
-        f"at call {WARMUPS + k}: two warm-ups, the capture, then one call per replay)."
+        fail(message.format(k=k), WHAT_WAS_CAPTURED)
+    message = _(
+        "for batch {k} your replay gave {yours}, expected {expected} (the eager Scaler "
+        "at call {call}: two warm-ups, the capture, then one call per replay)."
     )
+    fail(message.format(k=k, yours=fmt(out), expected=fmt(expected), call=WARMUPS + k))

@@ -18,6 +18,7 @@ from typing import Any
 import torch
 
 from graphlab.errors import CheckFailed, GraphUpdateError
+from graphlab.language import gettext as _
 
 from ._core import call, exercise, fail, fmt, live, pair, passed, same, tensor
 from ._observe import MethodCalls, warmed_capture
@@ -60,21 +61,24 @@ def check_repoint(repoint: Callable[..., Any]) -> None:
                 failure.reread = str(UPDATE_REFUSED)
             raise
     if watched.count(graph, "capture_begin") or watched.count(graph, "reset"):
-        fail(
+        message = _(
             "repoint captured into the graph it was given (or reset it): that rebuilds its "
             "executable graph, which is what an update avoids. Capture fn(new_x) into a new "
             "cuda.CUDAGraph(keep_graph=True) and update the given graph from it with "
             "update_graph(graph, source)."
         )
-    out, source = pair(result, "repoint should return a pair (out, source)")
-    out = tensor(out, "the first element (out)")
+        fail(message)
+    out, source = pair(result, _("repoint should return a pair (out, source)"))
+    out = tensor(out, _("the first element (out)"))
     if not isinstance(source, cuda.CUDAGraph):
-        fail(
+        message = _(
             "the second element should be the cuda.CUDAGraph you updated from (the caller must "
-            f"keep it alive while the graph replays), not {type(source).__name__}."
+            "keep it alive while the graph replays), not {type_name}."
         )
+        fail(message.format(type_name=type(source).__name__))
     _replays_follow(graph, out, old_out, new_x, first, later)
-    passed("replays of the given graph that computed fn(new_x) from new_x's memory", 2, 2)
+    what = _("replays of the given graph that computed fn(new_x) from new_x's memory")
+    passed(what, 2, 2)
 
 
 def _replays_follow(
@@ -102,26 +106,26 @@ def _replays_follow(
         graph.replay()
         written, old_written = out.cpu(), old_out.cpu()
         if not bool(torch.isnan(old_written).all()):
-            fail(
+            message = _(
                 "replaying the given graph still wrote its own output: the graph was not "
                 "updated and still runs its own capture, on its old input. Capture fn(new_x) "
                 "into a new cuda.CUDAGraph(keep_graph=True), then update the given graph from "
-                "it with update_graph(graph, source).",
-                UPDATE,
+                "it with update_graph(graph, source)."
             )
+            fail(message, UPDATE)
         expected = _work(new_x).cpu() if second else first
         if second and same(written, first, exact=False):
-            fail(
+            message = _(
                 "after new_x changed in place, the replay still computed fn of new_x's old "
                 "values: the updated graph reads a copy of new_x made inside repoint, not "
-                "new_x's own memory. Capture fn(new_x) on new_x itself (no clone, no .to()).",
-                UPDATE,
+                "new_x's own memory. Capture fn(new_x) on new_x itself (no clone, no .to())."
             )
+            fail(message, UPDATE)
         if not same(written, expected, exact=False):
-            fail(
-                f"after replaying the given graph, out is {fmt(written)}, not fn(new_x) = "
-                f"{fmt(expected)}. An updated graph writes where the source's capture put its "
+            message = _(
+                "after replaying the given graph, out is {yours}, not fn(new_x) = "
+                "{expected}. An updated graph writes where the source's capture put its "
                 "output (return that tensor itself, not a copy, not the graph's old output) and "
-                "reads what the source's capture read (new_x itself, not a copy of it).",
-                UPDATE,
+                "reads what the source's capture read (new_x itself, not a copy of it)."
             )
+            fail(message.format(yours=fmt(written), expected=fmt(expected)), UPDATE)

@@ -15,6 +15,7 @@ from torch.optim.optimizer import register_optimizer_step_pre_hook
 
 from graphlab.diagnose.attempt import state_tensors
 from graphlab.diagnose.examples import Branchy
+from graphlab.language import gettext as _
 
 from ._core import call, exercise, fail, fmt, live, passed, tensor
 from ._feedback import safe_repr
@@ -46,13 +47,13 @@ def check_fixed_branchy(forward: Callable[..., Any]) -> None:
     The checker captures ``forward(model, static_x)`` itself, then for three new inputs, whose
     means fall on both sides of zero, copies each in, replays, and compares with ``model(x)``.
     """
-    _, device = live()
+    _cuda, device = live()
     torch.manual_seed(16)
     model = Branchy().to(device)
     inputs = _branchy_inputs(model, device)
     static = torch.zeros_like(inputs[0])
     graph, out = call(warmed_capture, lambda: forward(model, static), name="forward")
-    out = tensor(out, "forward(model, x)")
+    out = tensor(out, _("forward(model, x)"))
     for x in inputs:
         with torch.no_grad():
             expected = model(x)
@@ -60,19 +61,22 @@ def check_fixed_branchy(forward: Callable[..., Any]) -> None:
         static.copy_(x)
         graph.replay()
         if out.shape != expected.shape:
-            fail(
-                f"forward returned a tensor of shape {tuple(out.shape)}, but the model returns "
-                f"one of shape {tuple(expected.shape)}: return the sum itself."
+            message = _(
+                "forward returned a tensor of shape {shape}, but the model returns "
+                "one of shape {expected_shape}: return the sum itself."
             )
+            fail(message.format(shape=tuple(out.shape), expected_shape=tuple(expected.shape)))
         if not torch.allclose(out, expected, rtol=1e-4, atol=1e-4):
-            branch = "doubles" if doubled else "does not double"
-            fail(
-                f"for an input on which the model {branch} h, the replay gave {fmt(out)} and the "
-                f"model gives {fmt(expected)}: decide the branch on the device with "
+            branch = _("doubles") if doubled else _("does not double")
+            message = _(
+                "for an input on which the model {branch} h, the replay gave {yours} and the "
+                "model gives {expected}: decide the branch on the device with "
                 "torch.where(h.mean() > 0, h * 2, h), and sum the positive values without "
                 "selecting them, torch.where(h > 0, h, 0).sum()."
             )
-    passed(f"replays equal to the model on {len(inputs)} new inputs", out, expected)
+            fail(message.format(branch=branch, yours=fmt(out), expected=fmt(expected)))
+    what = _("replays equal to the model on {count} new inputs").format(count=len(inputs))
+    passed(what, out, expected)
 
 
 def _batches(inputs: Sequence[torch.Tensor], device: str) -> list[tuple[torch.Tensor, ...]]:
@@ -91,10 +95,11 @@ def check_fixed_training(make_step: Callable[..., Any]) -> None:
     starting state (weights and optimizer state put back in place in between): eagerly, and by
     copying each batch in and replaying. Losses and weights must agree, and the weights must move.
     """
-    _, device = live()
+    _cuda, device = live()
     made = call(make_step, name="make_step")
     if not (isinstance(made, (tuple, list)) and len(made) == 2 and len(made[1]) == 2):
-        fail(f"make_step should return (step, (x, target)), not {safe_repr(made)}.")
+        message = _("make_step should return (step, (x, target)), not {made}.")
+        fail(message.format(made=safe_repr(made)))
     step, inputs = made[0], tuple(made[1])
     static = tuple(x.clone() for x in inputs)
     seen = []
@@ -104,8 +109,11 @@ def check_fixed_training(make_step: Callable[..., Any]) -> None:
     finally:
         hook.remove()
     if not seen:
-        fail("your step never called an optimizer's step(): a training step updates the weights.")
-    out = tensor(out, "step(x, target)")
+        message = _(
+            "your step never called an optimizer's step(): a training step updates the weights."
+        )
+        fail(message)
+    out = tensor(out, _("step(x, target)"))
     state = state_tensors(None, list({id(o): o for o in seen}.values()))
     start = [t.detach().clone() for t in state]
     batches = _batches(inputs, device)
@@ -122,17 +130,23 @@ def check_fixed_training(make_step: Callable[..., Any]) -> None:
         replay_losses.append(float(out))
     moved = max(float((a.detach() - b).abs().max()) for a, b in zip(state, start, strict=True))
     if moved == 0.0:
-        fail(
-            f"the weights did not change in {BATCHES} replays: call optimizer.step() inside the "
+        message = _(
+            "the weights did not change in {replays} replays: call optimizer.step() inside the "
             "step, after loss.backward()."
         )
+        fail(message.format(replays=BATCHES))
     diff = max(float((a.detach() - b).abs().max()) for a, b in zip(state, eager_end, strict=True))
     if not diff <= 1e-5:
-        fail(
-            f"after {BATCHES} replays the weights differ from {BATCHES} eager steps by up to "
-            f"{diff:.3g} (losses: replay {[round(v, 4) for v in replay_losses]}, eager "
-            f"{[round(v, 4) for v in eager_losses]}): zero the gradients with "
-            "optimizer.zero_grad(set_to_none=False) inside the step, so that each replay starts "
-            "from zero gradients in the same memory."
+        message = _(
+            "after {steps} replays the weights differ from {steps} eager steps by up to "
+            "{difference:.3g} (losses: replay {replay_losses}, eager {eager_losses}): zero the "
+            "gradients with optimizer.zero_grad(set_to_none=False) inside the step, so that each "
+            "replay starts from zero gradients in the same memory."
         )
-    passed(f"loss of the last of {BATCHES} replayed steps", replay_losses[-1], eager_losses[-1])
+        losses = {
+            "replay_losses": [round(v, 4) for v in replay_losses],
+            "eager_losses": [round(v, 4) for v in eager_losses],
+        }
+        fail(message.format(steps=BATCHES, difference=diff, **losses))
+    what = _("loss of the last of {steps} replayed steps").format(steps=BATCHES)
+    passed(what, replay_losses[-1], eager_losses[-1])

@@ -7,6 +7,7 @@ from typing import Any
 
 import torch
 
+from graphlab.language import gettext as _
 from graphlab.timing.decoder import DecoderLayer, FullGraph, PiecewiseGraphs, describe
 
 from ._core import call, copy_advice, exercise, fail, live, passed, same, tensor
@@ -48,7 +49,7 @@ def check_dispatch(dispatch: Callable[..., Any]) -> None:
     ``layer(x, seq_lens)``. The checker counts each runner's replays and the layer's eager calls,
     and compares every output with the eager layer's.
     """
-    _, device = live()
+    _cuda, device = live()
     layer = DecoderLayer(hidden=HIDDEN, heads=2, ffn=64, device=device, seed=11)
     eager_calls = []
     layer.register_forward_hook(lambda *_: eager_calls.append(1))
@@ -68,19 +69,20 @@ def check_dispatch(dispatch: Callable[..., Any]) -> None:
                 if r.replays > before[size]
             }
             bucket = _check_route(seq_lens, replays, len(eager_calls) > calls, kind)
-            out = tensor(out, "what dispatch returns")
+            out = tensor(out, _("what dispatch returns"))
             _check_rows(out, expected, seq_lens, bucket, graphs)
             routes.setdefault(kind, []).append("eager" if bucket is None else bucket)
             kept.append((out, expected, seq_lens))
         for out, expected, seq_lens in kept:
             if not same(out, expected, exact=False):
-                fail(
-                    f"the output you returned for the batch of {sum(seq_lens)} tokens changed "
+                message = _(
+                    "the output you returned for the batch of {tokens} tokens changed "
                     "after later batches: it is memory that later calls overwrite. Return a copy "
-                    "of the batch's rows of static_out, made for this batch.",
-                    COPIES,
+                    "of the batch's rows of static_out, made for this batch."
                 )
-    passed("where each batch ran (bucket, or eager)", routes["piecewise"], _expected_routes())
+                fail(message.format(tokens=sum(seq_lens)), COPIES)
+    what = _("where each batch ran (bucket, or eager)")
+    passed(what, routes["piecewise"], _expected_routes())
 
 
 def _expected_routes() -> list[Any]:
@@ -97,34 +99,39 @@ def _check_route(
     bucket = describe(seq_lens, BUCKETS).padded
     if bucket is None:
         if replays:
-            fail(
-                f"a batch of {tokens} tokens is larger than the largest bucket ({max(BUCKETS)}), "
-                f"but you replayed the graph(s) of {sorted(replays)}: a graph cannot take more "
+            message = _(
+                "a batch of {tokens} tokens is larger than the largest bucket ({largest}), "
+                "but you replayed the graph(s) of {replayed}: a graph cannot take more "
                 "rows than it was captured with. Run such a batch eagerly: layer(x, seq_lens)."
             )
+            fail(message.format(tokens=tokens, largest=max(BUCKETS), replayed=sorted(replays)))
         return None
     if not replays:
-        fail(
-            f"for a batch of {tokens} tokens, which fits the bucket of {bucket}, no graph was "
-            f"replayed ({kind} graphs): copy the rows into graphs[{bucket}].static_x[:{tokens}] "
-            f"and call graphs[{bucket}].replay(seq_lens)."
+        message = _(
+            "for a batch of {tokens} tokens, which fits the bucket of {bucket}, no graph was "
+            "replayed ({kind} graphs): copy the rows into graphs[{bucket}].static_x[:{tokens}] "
+            "and call graphs[{bucket}].replay(seq_lens)."
         )
+        fail(message.format(tokens=tokens, bucket=bucket, kind=kind))
     if list(replays) != [bucket]:
-        fail(
-            f"for a batch of {tokens} tokens you replayed the graph(s) of {sorted(replays)}; the "
-            f"smallest bucket that holds {tokens} tokens is {bucket}: a larger one computes more "
+        message = _(
+            "for a batch of {tokens} tokens you replayed the graph(s) of {replayed}; the "
+            "smallest bucket that holds {tokens} tokens is {bucket}: a larger one computes more "
             "padding, a smaller one cannot hold the batch."
         )
+        fail(message.format(tokens=tokens, replayed=sorted(replays), bucket=bucket))
     if replays[bucket] > 1:
-        fail(
-            f"for a batch of {tokens} tokens you replayed the graph of {bucket} "
-            f"{replays[bucket]} times: one replay computes the whole batch."
+        message = _(
+            "for a batch of {tokens} tokens you replayed the graph of {bucket} "
+            "{times} times: one replay computes the whole batch."
         )
+        fail(message.format(tokens=tokens, bucket=bucket, times=replays[bucket]))
     if ran_eagerly:
-        fail(
-            f"for a batch of {tokens} tokens you replayed the graph of {bucket} and also ran the "
+        message = _(
+            "for a batch of {tokens} tokens you replayed the graph of {bucket} and also ran the "
             "layer eagerly: the replay does all the work, so return its rows."
         )
+        fail(message.format(tokens=tokens, bucket=bucket))
     return bucket
 
 
@@ -138,32 +145,35 @@ def _check_rows(
     """Fail unless ``out`` is a copy of the batch's rows with the eager layer's values."""
     tokens = sum(seq_lens)
     if bucket is not None and out.shape[0] == bucket != tokens:
-        fail(
-            f"you returned {bucket} rows for a batch of {tokens} tokens: the last "
-            f"{bucket - tokens} are padding, which means nothing. Return the batch's rows only: "
-            f"static_out[:{tokens}].",
-            MAKE_UP,
+        message = _(
+            "you returned {bucket} rows for a batch of {tokens} tokens: the last "
+            "{padding} are padding, which means nothing. Return the batch's rows only: "
+            "static_out[:{tokens}]."
         )
+        fail(message.format(bucket=bucket, tokens=tokens, padding=bucket - tokens), MAKE_UP)
     if tuple(out.shape) != tuple(expected.shape):
-        fail(
-            f"for a batch of {tokens} tokens you returned a tensor of shape {tuple(out.shape)}; "
-            f"the layer's output has shape {tuple(expected.shape)}, one row per token."
+        message = _(
+            "for a batch of {tokens} tokens you returned a tensor of shape {shape}; "
+            "the layer's output has shape {expected_shape}, one row per token."
         )
+        shapes = {"shape": tuple(out.shape), "expected_shape": tuple(expected.shape)}
+        fail(message.format(tokens=tokens, **shapes))
     if not same(out, expected, exact=False):
-        fail(
-            f"for the batch of prompts {seq_lens} your output differs from the layer's (largest "
-            f"difference {_largest_difference(out, expected):.3g}). Copy x into static_x[:"
-            f"{tokens}] before the replay and pass seq_lens to replay(): the graph needs both "
-            "the rows and how they split into prompts.",
-            MAKE_UP,
+        message = _(
+            "for the batch of prompts {seq_lens} your output differs from the layer's (largest "
+            "difference {difference:.3g}). Copy x into static_x[:{tokens}] before the replay and "
+            "pass seq_lens to replay(): the graph needs both the rows and how they split into "
+            "prompts."
         )
+        difference = _largest_difference(out, expected)
+        fail(message.format(seq_lens=seq_lens, difference=difference, tokens=tokens), MAKE_UP)
     if bucket is not None and shares_memory(out, graphs[bucket].static_out):
-        fail(
-            f"the output for the batch of {tokens} tokens shares memory with the bucket's "
-            "static_out, which the next replay overwrites. "
-            + copy_advice().replace("static_y", f"static_out[:{tokens}]"),
-            COPIES,
+        message = _(
+            "the output for the batch of {tokens} tokens shares memory with the bucket's "
+            "static_out, which the next replay overwrites. {advice}"
         )
+        advice = copy_advice(f"static_out[:{tokens}]")
+        fail(message.format(tokens=tokens, advice=advice), COPIES)
 
 
 def _largest_difference(out: torch.Tensor, expected: torch.Tensor) -> float:
