@@ -29,14 +29,13 @@ import ast
 import json
 import re
 import sys
-from importlib.metadata import version
 from pathlib import Path
 
 from babel.messages.catalog import Catalog
 from babel.messages.pofile import read_po
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # this folder's sibling script
-from lesson_catalogs import CatalogError, unfinished, write_catalog
+from lesson_catalogs import CatalogError, merged, unfinished, write_catalog
 
 from graphlab.course.languages import TRANSLATED
 from graphlab.support.atomic import write_text_atomically
@@ -145,21 +144,8 @@ def template() -> Catalog:
 def update(language: str) -> None:
     """Merge the extension's messages into the ``language`` catalog (created if missing)."""
     path = catalog_path(language)
-    if path.exists():
-        catalog = read_catalog(language)
-    else:
-        catalog = Catalog(
-            locale=language,
-            domain=DOMAIN,
-            header_comment=f"# The words of graphlab's JupyterLab extension in {language}.\n#",
-            project="cuda-graphlab",
-            version=version("cuda-graphlab"),
-            last_translator="graphlab",
-            language_team=f"graphlab {language}",
-            fuzzy=False,
-        )
-    catalog.update(template(), update_creation_date=False)
-    write_catalog(catalog, path)
+    header = f"# The words of graphlab's JupyterLab extension in {language}.\n#"
+    write_catalog(merged(path, template(), language, header), path)
 
 
 def catalog_json(catalog: Catalog, language: str) -> str:

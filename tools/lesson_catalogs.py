@@ -33,7 +33,7 @@ from importlib.metadata import version
 from pathlib import Path
 
 import nbformat
-from babel.messages.catalog import Catalog
+from babel.messages.catalog import Catalog, Message
 from babel.messages.pofile import read_po, write_po
 
 from graphlab.course.languages import TRANSLATED
@@ -127,35 +127,48 @@ def write_catalog(catalog: Catalog, path: Path) -> None:
     write_text_atomically(path, buffer.getvalue().decode("utf-8"))
 
 
+def merged(path: Path, fresh: Catalog, language: str, header: str) -> Catalog:
+    """The catalog at ``path`` (a new, empty one headed ``header`` when there is none) with
+    ``fresh``'s messages merged in as ``pybabel update`` merges them; its creation date kept."""
+    if path.exists():
+        catalog = _read(path, language)
+    else:
+        catalog = Catalog(
+            locale=language,
+            domain=fresh.domain,
+            header_comment=header,
+            project=fresh.project,
+            version=version("cuda-graphlab"),
+            last_translator="graphlab",
+            language_team=f"graphlab {language}",
+            fuzzy=False,
+        )
+    catalog.update(fresh, update_creation_date=False)
+    return catalog
+
+
 def update(language: str) -> list[str]:
     """Merge every lesson's blocks into its ``language`` catalog; the catalogs' names."""
     written = []
     for lesson in lessons():
         path = catalog_path(lesson, language)
-        fresh = template(lesson)
-        if path.exists():
-            catalog = _read(path, language)
-        else:
-            catalog = Catalog(
-                locale=language,
-                domain=lesson.stem,
-                header_comment=f"# {lesson.name}: its Markdown, block by block, in {language}.\n#",
-                project="graphlab",
-                version=version("cuda-graphlab"),
-                last_translator="graphlab",
-                language_team=f"graphlab {language}",
-                fuzzy=False,
-            )
-        catalog.update(fresh, update_creation_date=False)
-        write_catalog(catalog, path)
+        header = f"# {lesson.name}: its Markdown, block by block, in {language}.\n#"
+        write_catalog(merged(path, template(lesson), language, header), path)
         written.append(path.name)
     return written
+
+
+def translated(message: Message) -> bool:
+    """Whether ``message`` has its translation: every form of it, for a plural message."""
+    if isinstance(message.string, tuple):
+        return all(message.string)
+    return bool(message.string)
 
 
 def unfinished(catalog: Catalog) -> tuple[int, int]:
     """How many of ``catalog``'s entries are untranslated, and how many fuzzy."""
     entries = [m for m in catalog if m.id]
-    return sum(not m.string for m in entries), sum(m.fuzzy for m in entries)
+    return sum(not translated(m) for m in entries), sum(m.fuzzy for m in entries)
 
 
 def _shown(path: Path) -> str:

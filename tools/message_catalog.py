@@ -21,13 +21,16 @@ from __future__ import annotations
 import argparse
 import io
 import sys
-from importlib.metadata import version
 from pathlib import Path
 
 from babel.messages.catalog import Catalog
 from babel.messages.extract import extract_from_dir
 from babel.messages.mofile import write_mo
 from babel.messages.pofile import read_po, write_po
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # this folder's sibling script
+from extension_catalog import PYTHON_SOURCES
+from lesson_catalogs import merged
 
 from graphlab.language import DOMAIN, LANGUAGES, LOCALE_DIR
 from graphlab.support.atomic import write_text_atomically
@@ -45,7 +48,9 @@ def catalog_path(language: str) -> Path:
 def template() -> Catalog:
     """Every message marked in the package's code, none translated (a ``.pot``)."""
     catalog = Catalog(project="graphlab", domain=DOMAIN, fuzzy=False)
-    found = extract_from_dir(PACKAGE, method_map=[("**.py", "python")], keywords=KEYWORDS)
+    # The trace report's words are the JupyterLab extension's (extension_catalog.py), not these.
+    theirs = [(str(path.relative_to(PACKAGE)), "ignore") for path in PYTHON_SOURCES]
+    found = extract_from_dir(PACKAGE, method_map=[*theirs, ("**.py", "python")], keywords=KEYWORDS)
     for filename, _line, message, comments, context in found:
         where = (f"graphlab/{filename}", None)
         if catalog.get(message, context) is None:
@@ -70,21 +75,7 @@ def write(catalog: Catalog, path: Path) -> None:
 def update(language: str) -> None:
     """Merge the code's messages into ``language``'s catalog (made empty when there is none)."""
     path = catalog_path(language)
-    if path.exists():
-        catalog = read(language)
-    else:
-        catalog = Catalog(
-            locale=language,
-            domain=DOMAIN,
-            header_comment=f"# graphlab's messages in {language}.\n#",
-            project="graphlab",
-            version=version("cuda-graphlab"),
-            last_translator="graphlab",
-            language_team=f"graphlab {language}",
-            fuzzy=False,
-        )
-    catalog.update(template(), update_creation_date=False)
-    write(catalog, path)
+    write(merged(path, template(), language, f"# graphlab's messages in {language}.\n#"), path)
 
 
 def compiled(language: str) -> bytes:
