@@ -43,7 +43,7 @@ from graphlab.support.printable import printable
 
 from . import syllabus
 from .languages import TRANSLATED
-from .syllabus import Lesson, lessons
+from .syllabus import lesson_paths, lessons
 
 __all__ = [
     "LessonReset",
@@ -115,7 +115,7 @@ def sync(workspace_dir: str | os.PathLike, languages: tuple[str, ...] = ()) -> S
             added.append(name)
         elif not target.is_file() or _digest(target) != known.get("copied"):
             continue  # deleted or edited by the learner
-        elif _digest(lesson.path) == known.get("shipped"):
+        elif _digest(lesson) == known.get("shipped"):
             continue  # untouched and already the shipped version
         else:
             updated.append(name)
@@ -125,14 +125,15 @@ def sync(workspace_dir: str | os.PathLike, languages: tuple[str, ...] = ()) -> S
     return Sync(folder, tuple(added), tuple(updated), tuple(restored))
 
 
-def _shipped(languages: tuple[str, ...]) -> list[tuple[str, Lesson]]:
-    """The shipped lessons, English first, then those of ``languages`` (where shipped), each with
-    its path in a workspace: ``<file>``, ``<language>/<file>``."""
-    found = [(lesson.file, lesson) for lesson in lessons()]
+def _shipped(languages: tuple[str, ...]) -> list[tuple[str, Path]]:
+    """The shipped lessons' files, English first, then those of ``languages`` (where shipped),
+    each with its path in a workspace: ``<file>``, ``<language>/<file>``. Found by name alone
+    (:func:`~graphlab.course.syllabus.lesson_paths`): copying needs no lesson read."""
+    found = [(path.name, path) for path in lesson_paths()]
     for language in languages:
         translated = syllabus.shipped_folder() / language
         if translated.is_dir():
-            found += [(f"{language}/{lesson.file}", lesson) for lesson in lessons(translated)]
+            found += [(f"{language}/{path.name}", path) for path in lesson_paths(translated)]
     return found
 
 
@@ -159,14 +160,14 @@ def reset_lesson(workspace_dir: str | os.PathLike, lesson_file: str | os.PathLik
     in_language = target.parent.parent == folder and target.parent.name in TRANSLATED
     language = target.parent.name if in_language else None
     source = syllabus.shipped_folder() / language if language else syllabus.shipped_folder()
-    course = {lesson.file: lesson for lesson in lessons(source)} if source.is_dir() else {}
+    course = {path.name: path for path in lesson_paths(source)} if source.is_dir() else {}
     name = f"{language}/{target.name}" if language else target.name
     shipped = course.get(target.name)
     if shipped is None:
         raise WorkspaceError(
             f"{target.name} is not one of the course's lessons: reset one of {', '.join(course)}"
         )
-    if target.exists() and target.samefile(shipped.path):
+    if target.exists() and target.samefile(shipped):
         raise WorkspaceError(
             f"{target} is the course's own copy of the lesson, not a workspace copy: restore it "
             f"with git checkout -- {target.name}, or open the course with graphlab lab"
@@ -258,7 +259,7 @@ def _digest(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
-def _copy(lesson: Lesson, target: Path) -> dict[str, str]:
+def _copy(lesson: Path, target: Path) -> dict[str, str]:
     """Write the shipped ``lesson`` to ``target`` (making its folder); return its manifest
     entry."""
     try:
@@ -268,8 +269,8 @@ def _copy(lesson: Lesson, target: Path) -> dict[str, str]:
             f"cannot create {printable(target.parent)} ({exc.strerror or exc}): make the course "
             "workspace a folder you can write"
         ) from None
-    write_text_atomically(target, lesson.path.read_text(encoding="utf-8"), WorkspaceError)
-    return {"shipped": _digest(lesson.path), "copied": _digest(target)}
+    write_text_atomically(target, lesson.read_text(encoding="utf-8"), WorkspaceError)
+    return {"shipped": _digest(lesson), "copied": _digest(target)}
 
 
 def _read_manifest(folder: Path) -> dict[str, dict[str, str]]:
