@@ -109,10 +109,14 @@ class Columns:
         self.repeated_keys = 0  # events (or their args) that hold a key twice
         self._parts: dict[str, list[np.ndarray]] = {col: [] for col in _COLUMN_NAMES}
         self._kind_of_name = np.zeros(0, dtype=np.int8)  # a host call's kind, by name code
-        # The fast route's (phase, category) pairs: code, kind by category, and skipped key.
-        self._pairs: dict[tuple, int] = {}
+        # The fast route's codes of events: an event of phase "X" has its category's, any other
+        # (skipped whatever its category) its phase's. Per code: the kind its events get by
+        # category, the key they are skipped under, and the category.
+        self._by_category: dict[Any, int] = {}
+        self._by_phase: dict[Any, int] = {}
         self._pair_kind = np.zeros(0, dtype=np.int8)
         self._pair_skip: list[tuple[str | None, bool]] = []
+        self._pair_category: list[Any] = []
         self._gathered = _Gathered()
 
     def add(self, **columns: np.ndarray) -> None:
@@ -270,14 +274,11 @@ class Columns:
         category, name). The columns are built from many batches at once by :meth:`flush`.
         """
         # Comprehensions reach a struct's fields quickest.
-        pairs = self._pairs
-        get = pairs.get
-        codes = [get((e.ph, e.cat)) for e in events]
+        codes = self._codes(events)
         if None in codes:
-            for key in dict.fromkeys([(e.ph, e.cat) for e in events]):
-                if key not in pairs:
-                    self._add_pair(*key)
-            codes = [pairs[e.ph, e.cat] for e in events]
+            for phase, cat in dict.fromkeys([(e.ph, e.cat) for e in events]):
+                self._add_pair(phase, cat)
+            codes = self._codes(events)
         pair = np.fromiter(codes, dtype=np.int64, count=len(codes))
         gathered = self._gathered
         gathered.add("pair", pair)
@@ -323,21 +324,32 @@ class Columns:
             gathered.add("stream", _ids(streams, _MISSING))
         gathered.add_times(starts, durs)
 
+    def _codes(self, events: list[_Event]) -> list[int | None]:
+        """Each event's code (None where its phase or category is new)."""
+        by_category, by_phase = self._by_category.get, self._by_phase.get
+        return [by_category(e.cat) if e.ph == "X" else by_phase(e.ph) for e in events]
+
     def _add_pair(self, phase: Any, cat: Any) -> None:
-        """Give a new (phase, category) pair its code: the kind its events get by category (a
-        host call's is refined by name later), or -1 and the key they are counted under in
-        ``skipped``."""
+        """Give the events of this phase and category a code, unless they have one: the kind
+        they get by category (a host call's is refined by name later), or -1 and the key they
+        are counted under in ``skipped``."""
         key = None
         if phase != "X":
+            if phase in self._by_phase:
+                return
+            self._by_phase[phase] = len(self._pair_kind)
             key = f"ph {'?' if phase is msgspec.UNSET else phase}"
             kind = -1
         else:
+            if cat in self._by_category:
+                return
+            self._by_category[cat] = len(self._pair_kind)
             kind = _kind_code(_lower(cat), "", None)
             if kind is None:
                 key, kind = _lower(cat) or "uncategorised", -1
-        self._pairs[phase, cat] = len(self._pair_kind)
         self._pair_kind = np.append(self._pair_kind, np.int8(kind))
         self._pair_skip.append((key, phase is msgspec.UNSET))
+        self._pair_category.append(cat)
 
     def flush(self, where: str) -> None:
         """Build the columns of the events gathered since the last flush, and count what was
@@ -452,7 +464,7 @@ class _Gathered:
             one_start = us_to_ns(ts_value)
             one_dur = us_to_ns(0 if dur_value is msgspec.UNSET else dur_value)
             if one_start is None or one_dur is None or one_dur < 0:
-                cat = list(columns._pairs)[pair[i]][1]
+                cat = columns._pair_category[pair[i]]
                 event_name = list(columns.names)[name[i]]
                 raise _bad_times(where, event_name, _lower(cat), ts_value, dur_value)
             start[i], dur[i] = one_start, one_dur
