@@ -247,6 +247,31 @@ def test_the_trace_viewers_warm_up_leaves_the_notebook_widgets_out():
     assert out.stdout.split() == ["True", "False", "False", "False"]
 
 
+def test_the_warm_up_waits_until_the_server_runs(tmp_path):
+    # Loading the extension starts no thread: the warm-up is handed to the server's event loop,
+    # and starts when the loop runs it. A fresh Python, so that nothing has imported it yet.
+    code = f"""
+import logging, sys, threading, types, tornado.web
+from graphlab.server import _load_jupyter_server_extension
+later = []
+app = types.SimpleNamespace(
+    web_app=tornado.web.Application(base_url="/"), contents_manager=None,
+    root_dir={str(tmp_path)!r}, base_url="/", log=logging.getLogger("test"),
+    io_loop=types.SimpleNamespace(add_callback=later.append),
+)
+threads = threading.active_count()
+_load_jupyter_server_extension(app)
+print(threading.active_count() - threads, len(later), "graphlab.server.trace_report" in sys.modules)
+later[0]()
+for thread in threading.enumerate():
+    if thread is not threading.main_thread():
+        thread.join()
+print("graphlab.server.trace_report" in sys.modules)
+"""
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["0", "1", "False", "True"]
+
+
 async def test_trace_report_is_the_gaps_report(jp_fetch, course):
     reply = await get_json(jp_fetch, "trace", path="traces/graph_replay.json")
     summary = Timeline.from_chrome_trace(TRACES / "graph_replay.json").summary()

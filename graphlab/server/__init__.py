@@ -27,8 +27,11 @@ def _jupyter_server_extension_points() -> list[dict[str, str]]:
 
 
 def _load_jupyter_server_extension(server_app: ServerApp) -> None:
-    from .handlers import setup_handlers
+    from .handlers import setup_handlers, start_warm_up
 
     root = getattr(server_app.contents_manager, "root_dir", None) or server_app.root_dir
     setup_handlers(server_app.web_app, root)
+    # Once the server's event loop runs: the server answers sooner, and the warm-up runs while
+    # the browser loads the page.
+    server_app.io_loop.add_callback(start_warm_up)
     server_app.log.info("graphlab: course API at %sgraphlab/", server_app.base_url)

@@ -53,7 +53,7 @@ from .paths import PathRefused, relative_to_root, resolve_in_root
 if TYPE_CHECKING:
     from .trace_report import LoadedTrace
 
-__all__ = ["PLOTLY_JS", "setup_handlers"]
+__all__ = ["PLOTLY_JS", "setup_handlers", "start_warm_up"]
 
 PLOTLY_JS = Path(plotly.__file__).parent / "package_data" / "plotly.min.js"
 
@@ -140,7 +140,7 @@ class ResetLessonHandler(_Base):
 class TraceHandler(_Base):
     @tornado.web.authenticated
     async def get(self) -> None:
-        from .trace_report import TraceCache, trace_reply  # see setup_handlers
+        from .trace_report import TraceCache, trace_reply  # see start_warm_up
 
         traces = self.settings.setdefault("graphlab_traces", TraceCache())
         relative = self.get_argument("path", "")
@@ -219,13 +219,20 @@ def _warm_up_trace_viewer() -> None:
     importlib.import_module(f"{__package__}.trace_report").warm_up()
 
 
+def start_warm_up() -> None:
+    """Import the trace viewer's code and draw a first figure, on a background thread.
+
+    The code pulls in plotly and the widgets' figure code, and plotly's first figure builds its
+    validators: about half a second of CPU that the first trace opened would otherwise wait
+    for. The server extension calls this once the server runs (not while it starts, where the
+    thread would hold Python's lock against the rest of the start-up).
+    """
+    threading.Thread(target=_warm_up_trace_viewer, daemon=True).start()
+
+
 def setup_handlers(web_app: tornado.web.Application, root_dir: str) -> None:
     """Add the routes under ``<base_url>graphlab/`` to the server's tornado application."""
     web_app.settings["graphlab_root_dir"] = str(Path(root_dir).resolve())
-    # The trace viewer's code pulls in plotly and the widgets' figure code (a second or more),
-    # and plotly's first figure builds its validators. The server should not start later for
-    # them, nor the first trace open slower: a background thread does both now.
-    threading.Thread(target=_warm_up_trace_viewer, daemon=True).start()
     base = web_app.settings["base_url"]
     web_app.add_handlers(
         ".*$", [(url_path_join(base, "graphlab", route), handler) for route, handler in ROUTES]
