@@ -159,3 +159,11 @@ def test_a_stub_is_not_attempted_yet_in_chinese(environment, capsys):
     assert re.fullmatch(
         r"尚未作答：answer — 请在上面的单元格中写出你的答案，然后再次运行此检查\n", printed
     )
+
+
+def test_a_chinese_subject_runs_into_its_verb(environment):
+    # "{what}" holds Chinese words here, and Chinese sets no space between words.
+    environment.setenv("GRAPHLAB_LANG", "zh_CN")
+    with pytest.raises(CheckFailed) as caught:
+        _core.tensor([1, 2], "你的输出")
+    assert str(caught.value) == "你的输出应该是一个张量，而不是 [1, 2]。"

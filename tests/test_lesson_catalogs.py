@@ -8,6 +8,7 @@ catalogs follow the English blocks exactly, and the glossary's terms are used th
 
 from __future__ import annotations
 
+import copy
 import importlib.util
 import json
 import re
@@ -88,23 +89,65 @@ def test_a_translated_lesson_ships_only_from_a_finished_catalog_and_is_up_to_dat
     assert built.read_text(encoding="utf-8") == expected, "run tools/lesson_catalogs.py build"
 
 
-def _code_cells(notebook: dict) -> list[str]:
-    return [json.dumps(c, sort_keys=True) for c in notebook["cells"] if c["cell_type"] == "code"]
+def _code_cells(notebook: dict, outputs: bool = True) -> list[str]:
+    keep = (lambda c: c) if outputs else (lambda c: {k: c[k] for k in ("id", "metadata", "source")})
+    return [
+        json.dumps(keep(c), sort_keys=True) for c in notebook["cells"] if c["cell_type"] == "code"
+    ]
 
 
 @pytest.mark.parametrize("pair", PAIRS, ids=_ids)
 def test_a_translated_lessons_code_cells_are_the_english_ones_byte_for_byte(pair):
+    # Outputs too, unless the translation was run in its own language (and says so).
     lesson, language = pair
     built = catalogs.translated_path(lesson, language)
     if not built.exists():
         pytest.skip(f"{built.name} is not translated yet")
     english = json.loads(lesson.read_text(encoding="utf-8"))
     translated = json.loads(built.read_text(encoding="utf-8"))
-    assert _code_cells(translated) == _code_cells(english)
+    own_run = translated["metadata"]["graphlab"].get("language") == language
+    assert _code_cells(translated, not own_run) == _code_cells(english, not own_run)
     assert [(c["cell_type"], c["id"]) for c in translated["cells"]] == [
         (c["cell_type"], c["id"]) for c in english["cells"]
     ]
+    if own_run:
+        for metadata in (english["metadata"], translated["metadata"]):
+            metadata.pop("graphlab")
     assert translated["metadata"] == english["metadata"]
+
+
+def _ran(notebook: nbformat.NotebookNode, language: str, said: str) -> nbformat.NotebookNode:
+    """``notebook`` as if run in ``language``, each code cell printing ``said``."""
+    ran = copy.deepcopy(notebook)
+    ran.metadata["graphlab"] = {**ran.metadata.get("graphlab", {}), "language": language}
+    for cell in ran.cells:
+        if cell.cell_type == "code":
+            cell.outputs = [nbformat.v4.new_output("stream", name="stdout", text=said)]
+    return ran
+
+
+def _printed(notebook: nbformat.NotebookNode) -> set[str]:
+    return {
+        o.text for c in notebook.cells if c.cell_type == "code" for o in c.outputs if "text" in o
+    }
+
+
+def test_a_translation_run_in_its_language_keeps_its_outputs_while_its_code_is_the_english():
+    english = nbformat.read(LESSONS[2], as_version=4)
+    built = catalogs.translate_with(LESSONS[2], "zh_CN", lambda block: "译文")
+    fresh = catalogs.with_own_run(copy.deepcopy(built), _ran(built, "zh_CN", "通过"), "zh_CN")
+    assert _printed(fresh) == {"通过"}
+    assert fresh.metadata["graphlab"]["language"] == "zh_CN"
+    # Run in another language, or not run at all: the English outputs.
+    for previous in (_ran(built, "en", "passed"), None):
+        kept = catalogs.with_own_run(copy.deepcopy(built), previous, "zh_CN")
+        assert _printed(kept) == _printed(english)
+    # The English code changed since that run: the English outputs, until it runs again.
+    stale = _ran(built, "zh_CN", "通过")
+    next(c for c in stale.cells if c.cell_type == "code").source += "\nprint(1)"
+    kept = catalogs.with_own_run(copy.deepcopy(built), stale, "zh_CN")
+    assert _printed(kept) == _printed(english)
+    assert kept.metadata["graphlab"] == english.metadata["graphlab"]
 
 
 def test_the_colab_badge_of_a_translated_lesson_opens_it(tmp_path):

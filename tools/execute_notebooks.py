@@ -4,6 +4,7 @@ Run on the GPU machine to store real GPU outputs in the notebooks before committ
 
     python tools/execute_notebooks.py                    # every notebooks/NN_*.ipynb
     python tools/execute_notebooks.py notebooks/02_static_inputs.ipynb
+    python tools/execute_notebooks.py notebooks/zh_CN/*.ipynb   # the Chinese lessons
 
 Each notebook runs in a fresh kernel (the ``python3`` kernelspec: the Python running this script)
 with ``notebooks/`` as its working directory. The kernel inherits ``GRAPHLAB_RUN_SOLUTIONS=1``, so
@@ -11,8 +12,10 @@ the ``%%solution`` cells run (for a learner they run only when revealed) and eve
 output is its verdict on the reference solution. Live widget state is not stored (each widget's
 static figure is), and neither are nbclient's per-cell timestamps nor the kernel's Python version
 in ``language_info`` (``stamp_notebooks.normalise``): re-running a lesson changes its outputs and
-its provenance only. A notebook that raises is reported and left unchanged on disk. Prints each
-notebook's wall time; exits 1 if any failed.
+its provenance only. A translated lesson (``notebooks/zh_CN/``) runs with ``GRAPHLAB_LANG`` set to
+its language, so that its checkers answer in it, and its provenance names the language
+(``tools/lesson_catalogs.py`` keeps such a run's outputs). A notebook that raises is reported
+and left unchanged on disk. Prints each notebook's wall time; exits 1 if any failed.
 """
 
 from __future__ import annotations
@@ -31,6 +34,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from badges import NOTEBOOKS
 from stamp_notebooks import provenance, write_stamped
 
+from graphlab.course.languages import TRANSLATED
+from graphlab.language import ENV as LANGUAGE
+
 CELL_TIMEOUT_S = 600
 # Read by graphlab's %%solution magic: run the reference solutions, as the test configuration does;
 # and where the checkers record results: a scratch file, not the progress of whoever runs this.
@@ -40,7 +46,14 @@ SOLUTIONS_ENV = {
 }
 
 
+def language_of(path: Path) -> str:
+    """The language of the lesson at ``path``: its folder's, for a translated lesson."""
+    return path.parent.name if path.parent.name in TRANSLATED else "en"
+
+
 def execute(path: Path, meta: dict) -> bool:
+    language = language_of(path)
+    os.environ[LANGUAGE] = language  # the kernel started below inherits it
     notebook = nbformat.read(path, as_version=4)
     notebook.metadata.pop("widgets", None)  # state of an earlier run, if any
     client = nbclient.NotebookClient(
@@ -59,7 +72,7 @@ def execute(path: Path, meta: dict) -> bool:
     except nbclient.exceptions.CellExecutionError as error:
         print(f"FAILED {path.name} after {time.perf_counter() - start:.1f} s:\n{error}")
         return False
-    write_stamped(notebook, path, meta)
+    write_stamped(notebook, path, {**meta, "language": language})
     print(f"ok     {path.name}: {time.perf_counter() - start:.1f} s")
     return True
 

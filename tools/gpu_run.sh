@@ -13,7 +13,8 @@
 #   compiled        lesson 10's torch.compile recording (reduce-overhead replays, kept outputs)
 #   fidelity        the emulator's reference outcomes (tests/fidelity/h200_outcomes.json)
 #   cudatests       the tests marked `cuda`
-#   notebooks       re-execute the lessons in place (NOTEBOOKS="a.ipynb b.ipynb" for some)
+#   notebooks       re-execute the lessons in place (NOTEBOOKS="a.ipynb b.ipynb" for some;
+#                   NOTEBOOKS="notebooks/zh_CN/*.ipynb" for the Chinese ones, run in Chinese)
 #   nbval           nbval over every lesson against its stored outputs (NBVAL_WORKERS=N runs N
 #                   lessons at once with pytest-xdist: only for pass/fail, never for timings)
 #   nbval16         nbval with every kernel capped at 16 GB, as on a smaller card
@@ -65,7 +66,8 @@ for step in "$@"; do
     cudatests) run_step cudatests python3 -m pytest -m cuda -p no:cacheprovider -q -rs -n 0 \
       --continue-on-collection-errors tests ;;
     notebooks) run_step notebooks python3 tools/execute_notebooks.py ${NOTEBOOKS:-}
-      mkdir -p "$stage/notebooks" && cp notebooks/*.ipynb "$stage/notebooks/" ;;
+      mkdir -p "$stage/notebooks/zh_CN" && cp notebooks/*.ipynb "$stage/notebooks/"
+      cp notebooks/zh_CN/*.ipynb "$stage/notebooks/zh_CN/" ;;
     nbval) run_step nbval python3 -m pytest -p no:cacheprovider -q \
       -n "${NBVAL_WORKERS:-0}" notebooks ;;
     peaks) cp graphlab/workshop/peaks.json "$stage/peaks.json"

@@ -6,6 +6,12 @@ translated lesson, ``notebooks/<lang>/NN_topic.ipynb``, is the English notebook 
 its Markdown cells replaced, and nothing else changed (code cells, their outputs and metadata are
 copied as they are, so a stored GPU output stays the one that was recorded).
 
+Outputs are the one exception: a translated lesson that was run in its own language
+(``tools/execute_notebooks.py notebooks/zh_CN/*.ipynb`` on the GPU, which stamps the language into
+``metadata.graphlab``) keeps that run's outputs and provenance, so that its stored checker feedback
+speaks the lesson's language, for as long as its code cells are the English ones. Once the English
+code changes, the build takes the English outputs again until the translation is run again.
+
 The unit of translation is a Markdown *block*: the text between blank lines, a fenced code block
 kept whole. A block with nothing to translate (a Colab badge, a fenced code block, a line of
 punctuation) is not a message: it is copied, and the badge is pointed at the translated lesson.
@@ -202,7 +208,35 @@ def translate(lesson: Path, language: str) -> nbformat.NotebookNode:
             )
         return str(entry.string)
 
-    return translate_with(lesson, language, lookup)
+    built = translate_with(lesson, language, lookup)
+    target = translated_path(lesson, language)
+    previous = nbformat.read(target, as_version=4) if target.exists() else None
+    return with_own_run(built, previous, language)
+
+
+def _code(notebook: nbformat.NotebookNode) -> list[tuple[str, str]]:
+    return [(c.id, c.source) for c in notebook.cells if c.cell_type == "code"]
+
+
+def ran_in(notebook: nbformat.NotebookNode) -> str | None:
+    """The language ``notebook``'s stored outputs were produced in, if its provenance says."""
+    return notebook.metadata.get("graphlab", {}).get("language")
+
+
+def with_own_run(
+    built: nbformat.NotebookNode, previous: nbformat.NotebookNode | None, language: str
+) -> nbformat.NotebookNode:
+    """``built`` with the outputs and provenance of ``previous`` (the translated lesson as it
+    stands) when ``previous`` was run in ``language`` and its code cells are ``built``'s."""
+    if previous is None or ran_in(previous) != language or _code(previous) != _code(built):
+        return built
+    runs = {c.id: c for c in previous.cells if c.cell_type == "code"}
+    for cell in built.cells:
+        if cell.cell_type == "code":
+            cell.outputs = runs[cell.id].outputs
+            cell.execution_count = runs[cell.id].execution_count
+    built.metadata["graphlab"] = previous.metadata["graphlab"]
+    return built
 
 
 def translate_with(

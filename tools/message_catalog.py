@@ -32,17 +32,20 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))  # this folder's siblin
 from extension_catalog import PYTHON_SOURCES
 from lesson_catalogs import merged
 
-from graphlab.language import DOMAIN, LANGUAGES, LOCALE_DIR
+from graphlab.language import DOMAIN, LANGUAGES
 from graphlab.support.atomic import write_text_atomically
 
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = ROOT / "graphlab"
+# This checkout's catalogs, beside the code it extracts from: not those of whichever graphlab
+# Python imports (an editable install may point at another checkout).
+LOCALE = PACKAGE / "locale"
 KEYWORDS = {"_": None, "N_": None, "ngettext": (1, 2)}
 TRANSLATED = tuple(lang for lang in LANGUAGES if lang != "en")
 
 
 def catalog_path(language: str) -> Path:
-    return LOCALE_DIR / language / "LC_MESSAGES" / f"{DOMAIN}.po"
+    return LOCALE / language / "LC_MESSAGES" / f"{DOMAIN}.po"
 
 
 def template() -> Catalog:
