@@ -19,6 +19,8 @@ import numpy as np
 import plotly.graph_objects as go
 
 from graphlab.errors import GraphlabError
+from graphlab.language import N_
+from graphlab.language import gettext as _
 from graphlab.simulator.break_even import from_timings
 from graphlab.timing.break_even import break_even, cumulative_totals
 
@@ -31,7 +33,10 @@ __all__ = ["BreakEvenExplorer", "steps_axis"]
 WIDTH_PX = 600
 TITLE_FONT_PX = 12
 COLOURS = {"eager": "#F58518", "graph": "#4C78A8", "n_star": "#E45756"}
-NAMES = {"eager": "eager: N·t_e", "graph": "graph: C + N·t_r"}
+# The lines' names, translated where they are drawn: _(NAMES["eager"]).
+NAMES = {"eager": N_("eager: N·t_e"), "graph": N_("graph: C + N·t_r")}
+X_TITLE = N_("steps N")
+Y_TITLE = N_("total time (µs)")
 
 
 def steps_axis(n_star: float | None) -> np.ndarray:
@@ -51,17 +56,19 @@ def _timings(source: Any) -> Mapping[str, Any] | None:
         as_dict: Mapping[str, Any] = source.to_dict()
         return as_dict
     raise GraphlabError(
-        "BreakEvenExplorer takes a recording, a graphlab.compare() result or its to_dict(), "
-        f"not {type(source).__name__}; or pass capture_us=, eager_us=, replay_us="
+        _(
+            "BreakEvenExplorer takes a recording, a graphlab.compare() result or its to_dict(), "
+            "not {kind}; or pass capture_us=, eager_us=, replay_us="
+        ).format(kind=type(source).__name__)
     )
 
 
 def _origin(source: Any, from_source: bool) -> str:
     """Where the sliders' starting values came from, for the figure's title."""
     if not from_source:
-        return "given by hand"
+        return _("given by hand")
     label = getattr(source, "label", None)
-    return label if isinstance(label, str) else "measured (end to end, with input copies)"
+    return label if isinstance(label, str) else _("measured (end to end, with input copies)")
 
 
 class BreakEvenExplorer(StaticPicture, widgets.VBox):
@@ -94,29 +101,31 @@ class BreakEvenExplorer(StaticPicture, widgets.VBox):
         missing = [key for key in start if key not in known]
         if missing:
             raise GraphlabError(
-                f"BreakEvenExplorer needs {', '.join(missing)}: pass a recording or a "
-                "graphlab.compare() result, or give the numbers in µs"
+                _(
+                    "BreakEvenExplorer needs {missing}: pass a recording or a "
+                    "graphlab.compare() result, or give the numbers in µs"
+                ).format(missing=", ".join(missing))
             )
         self.origin = _origin(source, measured is not None and None in given.values())
-        self.capture = self._slider("capture C (µs)", known["capture_us"])
-        self.eager = self._slider("eager t_e (µs/step)", known["eager_us"])
-        self.replay = self._slider("replay t_r (µs/step)", known["replay_us"])
+        self.capture = self._slider(_("capture C (µs)"), known["capture_us"])
+        self.eager = self._slider(_("eager t_e (µs/step)"), known["eager_us"])
+        self.replay = self._slider(_("replay t_r (µs/step)"), known["replay_us"])
         # Where the starting values came from, wrapped to the plot's width (a recording's label
         # is long) rather than cut off at the figure's edge.
         heading, top = plotly_heading(
-            f"starting values: {self.origin}; move the sliders to explore",
+            _("starting values: {origin}; move the sliders to explore").format(origin=self.origin),
             WIDTH_PX - 90,
             TITLE_FONT_PX,
         )
         self.figure = go.FigureWidget(
             [
-                go.Scatter(mode="lines", name=NAMES["eager"], line={"color": COLOURS["eager"]}),
-                go.Scatter(mode="lines", name=NAMES["graph"], line={"color": COLOURS["graph"]}),
+                go.Scatter(mode="lines", name=_(NAMES["eager"]), line={"color": COLOURS["eager"]}),
+                go.Scatter(mode="lines", name=_(NAMES["graph"]), line={"color": COLOURS["graph"]}),
                 go.Scatter(
                     mode="markers",
                     name="N*",
                     marker={"size": 11, "color": COLOURS["n_star"]},
-                    hovertemplate="N* = %{x:.1f} steps<extra></extra>",
+                    hovertemplate=_("N* = {n} steps").format(n="%{x:.1f}") + "<extra></extra>",
                 ),
             ],
             {
@@ -124,8 +133,8 @@ class BreakEvenExplorer(StaticPicture, widgets.VBox):
                 "width": WIDTH_PX,
                 "annotations": [heading],
                 "margin": {"l": 70, "r": 20, "t": top, "b": 50},
-                "xaxis": {"title": {"text": "steps N"}, "rangemode": "tozero"},
-                "yaxis": {"title": {"text": "total time (µs)"}, "rangemode": "tozero"},
+                "xaxis": {"title": {"text": _(X_TITLE)}, "rangemode": "tozero"},
+                "yaxis": {"title": {"text": _(Y_TITLE)}, "rangemode": "tozero"},
                 "plot_bgcolor": "white",
                 "legend": {"x": 0, "y": 1},
             },
@@ -173,20 +182,27 @@ class BreakEvenExplorer(StaticPicture, widgets.VBox):
 
     def static_text(self) -> str:
         c, te, tr = self.capture.value, self.eager.value, self.replay.value
-        return f"C = {c:,.1f} µs, t_e = {te:,.1f} µs, t_r = {tr:,.1f} µs. " + html.unescape(
-            self.readout.value
+        return _("C = {capture} µs, t_e = {eager} µs, t_r = {replay} µs. {verdict}").format(
+            capture=f"{c:,.1f}",
+            eager=f"{te:,.1f}",
+            replay=f"{tr:,.1f}",
+            verdict=html.unescape(self.readout.value),
         )
 
     def _sentence(self, n_star: float | None) -> str:
         if n_star is None:
-            return (
-                "A replay is not faster than eager here (t_r ≥ t_e): the graph never pays back "
-                "its capture."
+            return html.escape(
+                _(
+                    "A replay is not faster than eager here (t_r ≥ t_e): the graph never pays "
+                    "back its capture."
+                )
             )
         first = math.floor(n_star) + 1
         return html.escape(
-            f"N* = C / (t_e − t_r) = {n_star:,.1f} steps: from step {first:,} on, "
-            "capture + replay has cost less in total than eager."
+            _(
+                "N* = C / (t_e − t_r) = {n_star} steps: from step {first} on, "
+                "capture + replay has cost less in total than eager."
+            ).format(n_star=f"{n_star:,.1f}", first=f"{first:,}")
         )
 
     @drawing
@@ -195,7 +211,7 @@ class BreakEvenExplorer(StaticPicture, widgets.VBox):
         c, te, tr = self.capture.value, self.eager.value, self.replay.value
         n_star = self.n_star
         text = wrap(self.static_text(), WIDTH_PX - 20, FONT)
-        title = wrap(f"starting values: {self.origin}", WIDTH_PX - 20, FONT)
+        title = wrap(_("starting values: {origin}").format(origin=self.origin), WIDTH_PX - 20, FONT)
         top = 10 + (len(text) + len(title)) * LINE + 14
         canvas = Canvas(WIDTH_PX, top + 270)
         y = canvas.lines(10, 10, text, fontweight="bold")
@@ -203,14 +219,14 @@ class BreakEvenExplorer(StaticPicture, widgets.VBox):
         axes = canvas.axes(80, top, WIDTH_PX - 100, 220)
         steps = steps_axis(n_star)
         eager_total, graph_total = cumulative_totals(c, te, tr, steps)
-        axes.plot(steps, eager_total, color=COLOURS["eager"], label=NAMES["eager"])
-        axes.plot(steps, graph_total, color=COLOURS["graph"], label=NAMES["graph"])
+        axes.plot(steps, eager_total, color=COLOURS["eager"], label=_(NAMES["eager"]))
+        axes.plot(steps, graph_total, color=COLOURS["graph"], label=_(NAMES["graph"]))
         if n_star is not None:
             axes.plot([n_star], [n_star * te], "o", color=COLOURS["n_star"], label="N*")
         axes.set_xlim(0, steps[-1])
         axes.set_ylim(bottom=0)
-        axes.set_xlabel("steps N")
-        axes.set_ylabel("total time (µs)")
+        axes.set_xlabel(_(X_TITLE))
+        axes.set_ylabel(_(Y_TITLE))
         axes.ticklabel_format(style="plain", useOffset=False)
         axes.grid(color="#eeeeee", lw=0.8)
         axes.legend(loc="upper left", frameon=False)

@@ -21,6 +21,8 @@ from typing import Any
 import numpy as np
 import plotly.graph_objects as go
 
+from graphlab.language import N_
+from graphlab.language import gettext as _
 from graphlab.trace.timeline import Timeline
 
 from .lanes import Track, lanes_of
@@ -76,14 +78,16 @@ HOVER_NAMES = 8
 COLOURS = {"launch": "#4C78A8", "sync": "#E45756", "gpu": "#F58518"}
 GAP_COLOUR = "rgba(214, 39, 40, 0.16)"
 GAP_EDGE = "rgba(214, 39, 40, 0.5)"
-GROUP_NAMES = {"launch": "launch call", "sync": "host sync", "gpu": "GPU work"}
+# Names and labels in English, translated where a figure is built (_(GROUP_NAMES[group])).
+GROUP_NAMES = {"launch": N_("launch call"), "sync": N_("host sync"), "gpu": N_("GPU work")}
 # What the legend says for each colour ("idle" is the shading of the GPU's idle gaps).
 LEGEND_LABELS = {
-    "launch": "host launch call",
-    "sync": "host sync (waits for the GPU)",
-    "gpu": "GPU work",
-    "idle": "GPU idle",
+    "launch": N_("host launch call"),
+    "sync": N_("host sync (waits for the GPU)"),
+    "gpu": N_("GPU work"),
+    "idle": N_("GPU idle"),
 }
+X_TITLE = N_("time since the timeline's first event (µs)")
 
 
 @dataclass(frozen=True)
@@ -232,7 +236,7 @@ def timeline_layout(panels: Sequence[Panel]) -> dict[str, Any]:
         if i:
             xaxis["matches"] = "x"
         if i == last:
-            xaxis["title"] = {"text": "time since the timeline's first event (µs)"}
+            xaxis["title"] = {"text": _(X_TITLE)}
         layout[f"xaxis{s}"] = xaxis
         layout["annotations"].append(
             {
@@ -256,23 +260,24 @@ def _hover_single(track: Track, name: str) -> str:
     its duration is ``customdata`` and its launch latency rides in ``marker.color``: both 1-D
     float arrays, which reach the browser as binary buffers rather than JSON lists."""
     what = "%{customdata:.3f} µs"
+    latency = "%{marker.color:.3f}"
     # No launch call matched anywhere in the track: say nothing rather than "NaN µs".
     known = not np.isnan(track.latency_us).all()
     if known and track.group == "gpu":
-        what += "<br>launch latency %{marker.color:.3f} µs"
+        what += "<br>" + _("launch latency {latency} µs").format(latency=latency)
     elif known and track.group == "launch":
         # GPU start minus call end; below zero when an idle GPU starts the work before the call
         # returns, which "starts -1.2 µs after the call" would hide.
-        what += "<br>GPU start − call end: %{marker.color:.3f} µs"
+        what += "<br>" + _("GPU start − call end: {latency} µs").format(latency=latency)
     return f"<b>{html.escape(name)}</b><br>{what}<extra>{html.escape(track.label)}</extra>"
 
 
 def _hover_merged(track: Track) -> str:
-    return (
-        "<b>%{customdata[0]} events</b> merged at this zoom<br>"
-        "busy %{customdata[1]:.3f} µs of %{customdata[2]:.3f} µs<br>zoom in to see each one"
-        f"<extra>{html.escape(track.label)}</extra>"
-    )
+    merged = _(
+        "<b>{count} events</b> merged at this zoom<br>"
+        "busy {busy} µs of {span} µs<br>zoom in to see each one"
+    ).format(count="%{customdata[0]}", busy="%{customdata[1]:.3f}", span="%{customdata[2]:.3f}")
+    return f"{merged}<extra>{html.escape(track.label)}</extra>"
 
 
 def timeline_traces(
@@ -287,6 +292,7 @@ def timeline_traces(
     (level of detail). The defaults give the exact picture.
     """
     traces: list[dict[str, Any]] = []
+    groups = {group: _(name) for group, name in GROUP_NAMES.items()}
     for i, panel in enumerate(panels):
         s = _axis_suffix(i)
         axes = {"xaxis": f"x{s}", "yaxis": f"y{s}", "showlegend": False}
@@ -306,7 +312,7 @@ def timeline_traces(
                     "y": y,
                     "line": {"color": colour, "width": BAR_PX},
                     "hoverinfo": "skip",
-                    "name": f"{track.label}: {GROUP_NAMES[track.group]}",
+                    "name": _("{lane}: {what}").format(lane=track.label, what=groups[track.group]),
                 }
                 | axes
             )
@@ -337,7 +343,7 @@ def _legend_key(key: str) -> dict[str, Any]:
             "color": GAP_COLOUR if idle else COLOURS[key],
             "line": {"width": 1, "color": GAP_EDGE if idle else COLOURS[key]},
         },
-        "name": LEGEND_LABELS[key],
+        "name": _(LEGEND_LABELS[key]),
         "hoverinfo": "skip",
         "showlegend": True,
     }
@@ -410,7 +416,7 @@ def _gap_trace(panel: Panel, lo: float, hi: float, min_gap: float) -> dict[str, 
         "y": y,
         "line": {"color": GAP_COLOUR, "width": len(lanes) * LANE_PX - 4},
         "hoverinfo": "skip",
-        "name": f"{panel.title}: idle gaps",
+        "name": _("{title}: idle gaps").format(title=panel.title),
     }
 
 

@@ -19,20 +19,27 @@ import numpy as np
 import plotly.graph_objects as go
 from matplotlib.ticker import MaxNLocator
 
+from graphlab.language import N_
+from graphlab.language import gettext as _
+
 from .display import StaticPicture
 from .lanes import device_gaps_ns
 from .pictures import FONT, LINE, Canvas, Png, drawing
-from .sources import banner, pick_timelines
+from .sources import TITLES, banner, pick_timelines
 from .wrapping import plotly_heading, wrap
 
 __all__ = ["BINS", "GapView", "gap_bins", "gap_meter", "log_ticks"]
 
 BINS = 40
+# By the English title; a translated title finds its colour through _colour().
 COLOURS = {"eager": "#F58518", "graph replay": "#4C78A8"}
+OTHER_COLOUR = "#54A24B"
 WIDTH_PX = 600
 TITLE_FONT_PX = 12
-X_TITLE = "idle gap between GPU work (µs, log scale)"
-EMPTY = "no idle gaps: the GPU never waited"
+# Translated where they are drawn: _(X_TITLE).
+X_TITLE = N_("idle gap between GPU work (µs, log scale)")
+EMPTY = N_("no idle gaps: the GPU never waited")
+Y_TITLE = N_("gaps")
 MAX_TICKS = 9
 
 
@@ -77,7 +84,19 @@ def gap_meter(columns: list[tuple[str, dict[str, Any]]]) -> str:
         ("–" if s["idle_fraction"] is None else f"{s['idle_fraction']:.1%}") + f" {title}"
         for title, s in columns
     ]
-    return "GPU idle: " + " → ".join(parts)
+    return _("GPU idle: {shares}").format(shares=" → ".join(parts))
+
+
+def _colour(title: str) -> str:
+    """The colour of a timeline's title, in whatever language it was written."""
+    for english in TITLES.values():
+        if title in (english, _(english)):
+            return COLOURS.get(english, OTHER_COLOUR)
+    return OTHER_COLOUR
+
+
+def _histogram_name(title: str, counts: np.ndarray) -> str:
+    return _("{title} ({count} gaps)").format(title=title, count=int(counts.sum()))
 
 
 class GapView(StaticPicture, widgets.VBox):
@@ -92,7 +111,7 @@ class GapView(StaticPicture, widgets.VBox):
     def __init__(self, eager: Any = None, graph: Any = None) -> None:
         picked = pick_timelines(eager, graph, owner="GapView")
         gaps_us: dict[str, np.ndarray] = {}
-        for title, timeline, _ in picked:
+        for title, timeline, _source in picked:
             start, end = device_gaps_ns(timeline)
             gaps_us[title] = (end - start) / 1000.0
         self.edges_us = gap_bins(list(gaps_us.values()))
@@ -113,16 +132,21 @@ class GapView(StaticPicture, widgets.VBox):
                 x=self.edges_us,
                 y=np.append(counts, counts[-1:]),
                 mode="lines",
-                line={"shape": "hv", "color": COLOURS.get(title, "#54A24B"), "width": 2},
+                line={"shape": "hv", "color": _colour(title), "width": 2},
                 fill="tozeroy",
-                name=f"{title} ({int(counts.sum())} gaps)",
-                hovertemplate="gaps from %{x:.3f} µs: %{y}<extra>" + title + "</extra>",
+                name=_histogram_name(title, counts),
+                hovertemplate=_("gaps from {start} µs: {count}").format(
+                    start="%{x:.3f}", count="%{y}"
+                )
+                + "<extra>"
+                + title
+                + "</extra>",
             )
             for title, counts in self.counts.items()
         ]
 
     def _layout(self) -> dict[str, Any]:
-        xaxis: dict[str, Any] = {"type": "log", "title": {"text": X_TITLE}}
+        xaxis: dict[str, Any] = {"type": "log", "title": {"text": _(X_TITLE)}}
         if len(self.edges_us):
             values, labels = log_ticks(self.edges_us[0], self.edges_us[-1])
             xaxis |= {"tickvals": values, "ticktext": labels}
@@ -131,7 +155,7 @@ class GapView(StaticPicture, widgets.VBox):
         annotations = [heading]
         if not len(self.edges_us):
             annotations.append(
-                {"text": EMPTY, "showarrow": False, "xref": "paper", "yref": "paper",
+                {"text": _(EMPTY), "showarrow": False, "xref": "paper", "yref": "paper",
                  "x": 0.5, "y": 0.5}
             )  # fmt: skip
         return {
@@ -139,7 +163,7 @@ class GapView(StaticPicture, widgets.VBox):
             "width": WIDTH_PX,
             "margin": {"l": 60, "r": 20, "t": top, "b": 50},
             "xaxis": xaxis,
-            "yaxis": {"title": {"text": "gaps"}, "rangemode": "tozero"},
+            "yaxis": {"title": {"text": _(Y_TITLE)}, "rangemode": "tozero"},
             "annotations": annotations,
             "plot_bgcolor": "white",
             "legend": {"x": 1, "xanchor": "right", "y": 1},
@@ -160,10 +184,10 @@ class GapView(StaticPicture, widgets.VBox):
         axes = canvas.axes(60, top, WIDTH_PX - 80, 200)
         if len(self.edges_us):
             for label, counts in self.counts.items():
-                colour = COLOURS.get(label, "#54A24B")
+                colour = _colour(label)
                 axes.stairs(counts, self.edges_us, fill=True, color=colour, alpha=0.25)
                 axes.stairs(counts, self.edges_us, color=colour, lw=1.5,
-                            label=f"{label} ({int(counts.sum())} gaps)")  # fmt: skip
+                            label=_histogram_name(label, counts))  # fmt: skip
             axes.set_xscale("log")
             axes.set_xlim(self.edges_us[0], self.edges_us[-1])
             values, labels = log_ticks(self.edges_us[0], self.edges_us[-1])
@@ -171,13 +195,13 @@ class GapView(StaticPicture, widgets.VBox):
             axes.minorticks_off()
             axes.legend(loc="upper right", frameon=False)
         else:
-            axes.text(0.5, 0.5, EMPTY, ha="center", va="center", transform=axes.transAxes)
+            axes.text(0.5, 0.5, _(EMPTY), ha="center", va="center", transform=axes.transAxes)
             axes.set_xticks([])
         axes.set_ylim(bottom=0)
         # A new axes' y locator is an AutoLocator, which is a MaxNLocator.
         cast(MaxNLocator, axes.yaxis.get_major_locator()).set_params(integer=True)
-        axes.set_xlabel(X_TITLE)
-        axes.set_ylabel("gaps")
+        axes.set_xlabel(_(X_TITLE))
+        axes.set_ylabel(_(Y_TITLE))
         for side in ("top", "right"):
             axes.spines[side].set_visible(False)
         return canvas.png()

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from graphlab.language import gettext as _
 from graphlab.trace.gaps import busy_intervals
 
 if TYPE_CHECKING:
@@ -133,7 +134,7 @@ def lanes_of(timeline: Timeline) -> list[Track]:
     host = ~gpu
     threads = np.unique(timeline.thread[host]).tolist()
     for lane, thread in enumerate(threads):
-        label = "host" if len(threads) == 1 else f"host thread {thread}"
+        label = _("host") if len(threads) == 1 else _("host thread {thread}").format(thread=thread)
         on_thread = host & (timeline.thread == thread)
         for group in ("launch", "sync"):
             mask = on_thread & (timeline.kind == group)
@@ -145,7 +146,10 @@ def lanes_of(timeline: Timeline) -> list[Track]:
     for device in devices:
         on_device = gpu & (timeline.device == device)
         for stream in np.unique(timeline.stream[on_device]).tolist():
-            label = f"GPU {device} stream {stream}" if len(devices) > 1 else f"stream {stream}"
+            if len(devices) > 1:
+                label = _("GPU {device} stream {stream}").format(device=device, stream=stream)
+            else:
+                label = _("stream {stream}").format(stream=stream)
             add(on_device & (timeline.stream == stream), lane, label, "gpu")
             lane += 1
     return tracks

@@ -9,6 +9,11 @@ so a learner's own ``%matplotlib`` backend is left alone.
 A picture is laid out in CSS pixels, measured from its top-left corner, with fonts sized in the
 same pixels; the PNG holds :data:`SCALE` device pixels per CSS pixel so it stays sharp on
 high-density screens, and the display metadata gives the CSS size.
+
+In Chinese (``GRAPHLAB_LANG=zh_CN``) a picture's words are Chinese, which DejaVu Sans has no
+glyphs for: matplotlib then falls back, character by character, to the first Chinese font of
+:data:`CJK_FAMILIES` installed (Noto Sans CJK comes with most Linux desktops). Where none is,
+the picture is drawn all the same, its Chinese characters as empty boxes.
 """
 
 from __future__ import annotations
@@ -17,11 +22,13 @@ import base64
 import io
 from collections.abc import Callable
 from dataclasses import dataclass
-from functools import wraps
+from functools import cache, wraps
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import matplotlib
 import numpy as np
+from matplotlib import font_manager
 from matplotlib.axes import Axes
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.colors import to_rgba
@@ -30,18 +37,22 @@ from matplotlib.patches import Rectangle
 from matplotlib.text import Text
 from PIL import Image
 
+from graphlab.language import language
+
 from .wrapping import wrap
 
 if TYPE_CHECKING:  # matplotlib.typing is new in matplotlib 3.8; graphlab runs on 3.7
     from matplotlib.typing import ColorType, RcKeyType
 
 __all__ = [
+    "CJK_FAMILIES",
     "FONT",
     "LINE",
     "MIN_OPACITY",
     "SCALE",
     "Canvas",
     "Png",
+    "cjk_family",
     "coverage",
     "drawing",
     "shade",
@@ -68,6 +79,51 @@ _STYLE: dict[RcKeyType, Any] = {
     "ytick.major.size": 0,
 }
 
+# Fonts with the Chinese characters, the first one installed serves (see the module's doc).
+CJK_FAMILIES = (
+    "Noto Sans CJK SC",
+    "Source Han Sans SC",
+    "Source Han Sans CN",
+    "Noto Sans SC",
+    "WenQuanYi Zen Hei",
+    "WenQuanYi Micro Hei",
+    "Microsoft YaHei",
+    "PingFang SC",
+    "Hiragino Sans GB",
+    "SimHei",
+    "Droid Sans Fallback",
+)
+# Words in the file names of those fonts, to find one installed after matplotlib's font cache
+# was written (matplotlib reads the system's fonts only when it writes the cache).
+_CJK_FILES = ("cjk", "sourcehan", "notosanssc", "wqy", "msyh", "pingfang", "hiragino", "simhei",
+              "droidsansfallback")  # fmt: skip
+
+
+@cache
+def cjk_family() -> str | None:
+    """The first of :data:`CJK_FAMILIES` matplotlib can draw with, None where none is installed."""
+
+    def found() -> str | None:
+        names = {font.name for font in font_manager.fontManager.ttflist}
+        return next((family for family in CJK_FAMILIES if family in names), None)
+
+    if (family := found()) is not None:
+        return family
+    for path in font_manager.findSystemFonts():
+        if any(word in Path(path).name.lower() for word in _CJK_FILES):
+            try:
+                font_manager.fontManager.addfont(path)
+            except (OSError, RuntimeError, ValueError):  # a font file FreeType cannot read
+                continue
+    return found()
+
+
+def _style() -> dict[RcKeyType, Any]:
+    """The pictures' style in the language now: in Chinese, a Chinese font behind DejaVu Sans."""
+    if language() != "zh_CN" or (family := cjk_family()) is None:
+        return _STYLE
+    return {**_STYLE, "font.family": [_STYLE["font.family"], family]}
+
 
 @dataclass(frozen=True)
 class Png:
@@ -93,7 +149,7 @@ def drawing(function: Callable[..., Png]) -> Callable[..., Png]:
 
     @wraps(function)
     def draw(*args: Any, **kwargs: Any) -> Png:
-        with matplotlib.rc_context(_STYLE):
+        with matplotlib.rc_context(_style()):
             return function(*args, **kwargs)
 
     return draw

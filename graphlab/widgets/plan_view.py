@@ -28,6 +28,8 @@ from matplotlib.ticker import FuncFormatter, PercentFormatter
 from plotly.subplots import make_subplots
 
 from graphlab.errors import GraphlabError
+from graphlab.language import N_
+from graphlab.language import gettext as _
 from graphlab.planner import (
     Constraints,
     CostTable,
@@ -47,12 +49,16 @@ from .wrapping import wrap
 __all__ = ["AXES", "PlanView", "Routes", "routes"]
 
 WIDTH_PX = 640
-# x axis of the top panel: dropdown label -> (Plan attribute, axis title, log scale)
+# x axis of the top panel: dropdown value -> (Plan attribute, axis title, log scale). The
+# dropdown shows each value's label of AXIS_LABELS; labels and titles are translated where shown.
 AXES = {
-    "graphs": ("graphs", "graphs captured", False),
-    "memory": ("memory_mib", "memory of the graphs' pools (MiB, log scale)", True),
-    "start-up": ("capture_s", "capture time at start-up (s, log scale)", True),
+    "graphs": ("graphs", N_("graphs captured"), False),
+    "memory": ("memory_mib", N_("memory of the graphs' pools (MiB, log scale)"), True),
+    "start-up": ("capture_s", N_("capture time at start-up (s, log scale)"), True),
 }
+AXIS_LABELS = {"graphs": N_("graphs"), "memory": N_("memory"), "start-up": N_("start-up")}
+# The planner's plan, as its points and lines are named (a preset goes by its own name).
+PLAN = N_("plan")
 COLOURS = {
     "front": "#4C78A8",
     "plan": "#E45756",
@@ -66,6 +72,10 @@ LABEL_FONT = FONT + 2
 # Points closer than this share of the x axis get their labels on opposite sides.
 CLOSE = 0.06
 PLAN_SYMBOL = "star"
+# Axis titles drawn in both the live figure and the PNG, translated where drawn.
+SHARE = N_("share of steps")
+BATCH = N_("decode batch size")
+PADDED = N_("padded rows per step")
 
 
 @dataclass(frozen=True)
@@ -97,11 +107,23 @@ def routes(plan: Plan, histogram: Histogram) -> Routes:
 
 
 def _summary(name: str, plan: Plan) -> str:
-    return (
-        f"{name}: {plan.graphs} graphs, {plan.expected_step_us:,.1f} µs/step, hit "
-        f"{plan.hit_rate:.1%}, padding {plan.padding_waste:.1%}, {plan.memory_mib:,.0f} MiB, "
-        f"{plan.capture_s:.2f} s"
+    return _(
+        "{name}: {graphs} graphs, {step_us} µs/step, hit {hit_rate}, padding {padding}, "
+        "{memory_mib} MiB, {capture_s} s"
+    ).format(
+        name=name,
+        graphs=plan.graphs,
+        step_us=f"{plan.expected_step_us:,.1f}",
+        hit_rate=f"{plan.hit_rate:.1%}",
+        padding=f"{plan.padding_waste:.1%}",
+        memory_mib=f"{plan.memory_mib:,.0f}",
+        capture_s=f"{plan.capture_s:.2f}",
     )
+
+
+def _name(name: str) -> str:
+    """What the figure calls a plan: the planner's in the language, a preset by its name."""
+    return _(PLAN) if name == "plan" else name
 
 
 class PlanView(StaticPicture, widgets.VBox):
@@ -132,13 +154,17 @@ class PlanView(StaticPicture, widgets.VBox):
     ):
         if not isinstance(histogram, Histogram) or not isinstance(costs, CostTable):
             raise GraphlabError(
-                "PlanView takes a graphlab.planner Histogram and CostTable, e.g. "
-                "PlanView(decode_histogram(requests), recorded_costs().table)"
+                _(
+                    "PlanView takes a graphlab.planner Histogram and CostTable, e.g. "
+                    "PlanView(decode_histogram(requests), recorded_costs().table)"
+                )
             )
         if contrast not in presets:
             raise GraphlabError(
-                f"contrast {contrast!r} is not among the presets shown ({', '.join(presets)}): "
-                "pick one of them"
+                _(
+                    "contrast {contrast} is not among the presets shown ({presets}): "
+                    "pick one of them"
+                ).format(contrast=repr(contrast), presets=", ".join(presets))
             )
         constraints = constraints or Constraints(max_graphs=32)
         self.histogram, self.costs, self.source = histogram, costs, source
@@ -152,7 +178,9 @@ class PlanView(StaticPicture, widgets.VBox):
         }
         self.contrast = contrast
         self.axis = widgets.Dropdown(
-            options=list(AXES), value="graphs", description="x axis (top):"
+            options=[(_(AXIS_LABELS[key]), key) for key in AXES],
+            value="graphs",
+            description=_("x axis (top):"),
         )
         self.figure = go.FigureWidget(self._figure())
         self.axis.observe(self._redraw, names="value")
@@ -165,7 +193,7 @@ class PlanView(StaticPicture, widgets.VBox):
     def headline(self) -> str:
         """The plan's figures against the contrast preset's, in one line."""
         contrast = self.presets[self.contrast]
-        return f"{_summary('plan', self.plan)} · {_summary(self.contrast, contrast)}"
+        return f"{_summary(_(PLAN), self.plan)} · {_summary(self.contrast, contrast)}"
 
     def top_points(self, axis: str = "graphs") -> dict[str, tuple[list[float], list[float]]]:
         """(x, y) of the front, the plan and each preset on the top panel, x as ``axis``."""
@@ -185,18 +213,20 @@ class PlanView(StaticPicture, widgets.VBox):
             vertical_spacing=0.16,
             specs=[[{}], [{"secondary_y": True}]],
             subplot_titles=(
-                "expected step time: best plan per graph count, the plan, presets",
-                f"where each batch size runs: the plan vs {self.contrast}",
+                _("expected step time: best plan per graph count, the plan, presets"),
+                _("where each batch size runs: the plan vs {preset}").format(preset=self.contrast),
             ),
         )
         points = self.top_points()
         x, y = points["front"]
         figure.add_trace(
             go.Scatter(
-                x=x, y=y, mode="lines+markers", name="best plan per graph count",
+                x=x, y=y, mode="lines+markers", name=_("best plan per graph count"),
                 line={"color": COLOURS["front"]},
                 text=[", ".join(map(str, p.sizes)) for p in self.front],
-                hovertemplate="%{y:,.1f} µs/step<br>sizes %{text}<extra></extra>",
+                hovertemplate=_("{step_us} µs/step<br>sizes {sizes}").format(
+                    step_us="%{y:,.1f}", sizes="%{text}"
+                ) + "<extra></extra>",
             ),
             row=1, col=1,
         )  # fmt: skip
@@ -205,7 +235,7 @@ class PlanView(StaticPicture, widgets.VBox):
             x, y = points[name]
             figure.add_trace(
                 go.Scatter(
-                    x=x, y=y, mode="markers+text", name=name, text=[name],
+                    x=x, y=y, mode="markers+text", name=_name(name), text=[_name(name)],
                     textposition="bottom center" if n % 2 else "top center",
                     cliponaxis=False, showlegend=False,
                     marker={
@@ -214,17 +244,20 @@ class PlanView(StaticPicture, widgets.VBox):
                         "color": COLOURS["plan" if name == "plan" else "preset"],
                     },
                     customdata=[", ".join(map(str, plan.sizes))],
-                    hovertemplate=f"{name}: %{{y:,.1f}} µs/step<br>sizes %{{customdata}}"
-                    "<extra></extra>",
+                    hovertemplate=_("{name}: {step_us} µs/step<br>sizes {sizes}").format(
+                        name=_name(name), step_us="%{y:,.1f}", sizes="%{customdata}"
+                    ) + "<extra></extra>",
                 ),
                 row=1, col=1,
             )  # fmt: skip
         share = self.histogram.counts / self.histogram.total
         figure.add_trace(
             go.Bar(
-                x=self.histogram.sizes, y=share, name="share of steps",
+                x=self.histogram.sizes, y=share, name=_(SHARE),
                 marker={"color": COLOURS["steps"]},
-                hovertemplate="batch %{x}: %{y:.2%} of steps<extra></extra>",
+                hovertemplate=_("batch {size}: {share} of steps").format(
+                    size="%{x}", share="%{y:.2%}"
+                ) + "<extra></extra>",
             ),
             row=2, col=1, secondary_y=False,
         )  # fmt: skip
@@ -237,21 +270,25 @@ class PlanView(StaticPicture, widgets.VBox):
             figure.add_trace(
                 go.Scatter(
                     x=route.sizes, y=np.where(route.eager, np.nan, route.padding),
-                    mode="lines+markers", name=f"{name}: padded rows per step",
+                    mode="lines+markers", name=_padded(name),
                     line={"color": colour, "dash": dash}, marker={"size": 4},
                     customdata=route.graph,
-                    hovertemplate="batch %{x} runs in the graph of %{customdata}: "
-                    "%{y} padded rows<extra>" + name + "</extra>",
+                    hovertemplate=_(
+                        "batch {size} runs in the graph of {graph}: {rows} padded rows"
+                    ).format(size="%{x}", graph="%{customdata}", rows="%{y}")
+                    + "<extra>" + _name(name) + "</extra>",
                 ),
                 row=2, col=1, secondary_y=True,
             )  # fmt: skip
             figure.add_trace(
                 go.Scatter(
                     x=route.sizes[route.eager], y=np.zeros(int(route.eager.sum())),
-                    mode="markers", name=f"{name}: eager (no graph large enough)",
+                    mode="markers",
+                    name=_("{name}: eager (no graph large enough)").format(name=_name(name)),
                     marker={"symbol": "x", "size": 8, "color": colour},
                     showlegend=bool(route.eager.any()),
-                    hovertemplate="batch %{x} runs eagerly<extra>" + name + "</extra>",
+                    hovertemplate=_("batch {size} runs eagerly").format(size="%{x}")
+                    + "<extra>" + _name(name) + "</extra>",
                 ),
                 row=2, col=1, secondary_y=True,
             )  # fmt: skip
@@ -263,14 +300,12 @@ class PlanView(StaticPicture, widgets.VBox):
             legend={"orientation": "h", "x": 0, "y": -0.12},
             bargap=0.1,
         )
-        figure.update_xaxes(title_text=AXES["graphs"][1], row=1, col=1)
-        figure.update_yaxes(title_text="µs per step (log scale)", type="log", row=1, col=1)
-        figure.update_xaxes(title_text="decode batch size", row=2, col=1)
+        figure.update_xaxes(title_text=_(AXES["graphs"][1]), row=1, col=1)
+        figure.update_yaxes(title_text=_("µs per step (log scale)"), type="log", row=1, col=1)
+        figure.update_xaxes(title_text=_(BATCH), row=2, col=1)
+        figure.update_yaxes(title_text=_(SHARE), tickformat=".0%", secondary_y=False, row=2, col=1)
         figure.update_yaxes(
-            title_text="share of steps", tickformat=".0%", secondary_y=False, row=2, col=1
-        )
-        figure.update_yaxes(
-            title_text="padded rows per step",
+            title_text=_(PADDED),
             rangemode="tozero",
             tickmode="auto",  # its own round ticks, not the share axis's grid
             secondary_y=True,
@@ -281,17 +316,21 @@ class PlanView(StaticPicture, widgets.VBox):
 
     def _redraw(self, change: object = None) -> None:
         points = self.top_points(self.axis.value)
-        _, title, log = AXES[self.axis.value]
+        _field, title, log = AXES[self.axis.value]
         names = ["front", "plan", *self.presets]  # the top panel's traces, in the order added
         with self.figure.batch_update():
             for trace, name in zip(self.figure.data[: len(names)], names, strict=True):
                 trace.x = points[name][0]
-            self.figure.layout.xaxis.title.text = title
+            self.figure.layout.xaxis.title.text = _(title)
             self.figure.layout.xaxis.type = "log" if log else "linear"
 
     # ------------------------------------------------------------------ static picture
     def static_text(self) -> str:
-        lines = [_summary("plan", self.plan) + f" (sizes {', '.join(map(str, self.plan.sizes))})"]
+        lines = [
+            _("{summary} (sizes {sizes})").format(
+                summary=_summary(_(PLAN), self.plan), sizes=", ".join(map(str, self.plan.sizes))
+            )
+        ]
         lines += [_summary(name, plan) for name, plan in self.presets.items()]
         return "\n".join(lines)
 
@@ -310,29 +349,29 @@ class PlanView(StaticPicture, widgets.VBox):
         upper = canvas.axes(70, top + 10, WIDTH_PX - 140, 210)
         points = self.top_points()
         upper.plot(*points["front"], "-o", color=COLOURS["front"], ms=4,
-                   label="best plan per graph count")  # fmt: skip
+                   label=_("best plan per graph count"))  # fmt: skip
         labels = ("plan", *self.presets)
         for name, (offset, align) in zip(labels, _label_offsets(points, labels), strict=True):
             x, y = points[name]
             is_plan = name == "plan"
             colour = COLOURS["plan" if is_plan else "preset"]
             upper.plot(x, y, "*" if is_plan else "D", color=colour, ms=12 if is_plan else 7)
-            upper.annotate(name, (x[0], y[0]), textcoords="offset points", xytext=offset,
+            upper.annotate(_name(name), (x[0], y[0]), textcoords="offset points", xytext=offset,
                            ha=align, fontsize=LABEL_FONT)  # fmt: skip
         upper.set_yscale("log")
         # Plain numbers on the log axis: with math text off, matplotlib's default log labels
         # would show as raw "$10^{2}$" markup.
         upper.yaxis.set_major_formatter(FuncFormatter(lambda value, _: f"{value:g}"))
         upper.yaxis.set_minor_formatter(FuncFormatter(lambda value, _: f"{value:g}"))
-        upper.set_xlabel(AXES["graphs"][1], fontsize=LABEL_FONT)
-        upper.set_ylabel("µs per step (log)", fontsize=LABEL_FONT)
+        upper.set_xlabel(_(AXES["graphs"][1]), fontsize=LABEL_FONT)
+        upper.set_ylabel(_("µs per step (log)"), fontsize=LABEL_FONT)
         upper.legend(loc="upper right", frameon=False, fontsize=LABEL_FONT)
         lower = canvas.axes(70, top + 300, WIDTH_PX - 140, 200)
         lower.bar(self.histogram.sizes, self.histogram.counts / self.histogram.total,
                   width=0.9, color=COLOURS["steps"])  # fmt: skip
         lower.yaxis.set_major_formatter(PercentFormatter(1.0))
-        lower.set_ylabel("share of steps", fontsize=LABEL_FONT)
-        lower.set_xlabel("decode batch size", fontsize=LABEL_FONT)
+        lower.set_ylabel(_(SHARE), fontsize=LABEL_FONT)
+        lower.set_xlabel(_(BATCH), fontsize=LABEL_FONT)
         padding = lower.twinx()
         for name, plan, style in (
             ("plan", self.plan, "-"),
@@ -341,12 +380,13 @@ class PlanView(StaticPicture, widgets.VBox):
             route = routes(plan, self.histogram)
             colour = COLOURS["plan" if name == "plan" else "preset"]
             padding.plot(route.sizes, np.where(route.eager, np.nan, route.padding), style,
-                         color=colour, label=f"{name}: padded rows per step")  # fmt: skip
+                         color=colour, label=_padded(name))  # fmt: skip
             if route.eager.any():
                 padding.plot(route.sizes[route.eager], np.zeros(int(route.eager.sum())), "x",
-                             color=colour, label=f"{name}: eager")  # fmt: skip
+                             color=colour,
+                             label=_("{name}: eager").format(name=_name(name)))  # fmt: skip
         padding.set_ylim(bottom=0)
-        padding.set_ylabel("padded rows per step", fontsize=LABEL_FONT)
+        padding.set_ylabel(_(PADDED), fontsize=LABEL_FONT)
         padding.legend(loc="upper right", frameon=False, fontsize=LABEL_FONT)
         padding.tick_params(labelsize=LABEL_FONT)
         for axes in (upper, lower):
@@ -355,6 +395,11 @@ class PlanView(StaticPicture, widgets.VBox):
             for side in ("top", "right"):
                 axes.spines[side].set_visible(False)
         return canvas.png()
+
+
+def _padded(name: str) -> str:
+    """The name of a plan's padding line."""
+    return _("{name}: padded rows per step").format(name=_name(name))
 
 
 def _label_offsets(

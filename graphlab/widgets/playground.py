@@ -12,6 +12,7 @@ from typing import Any
 
 import ipywidgets as widgets
 
+from graphlab.language import gettext as _
 from graphlab.simulator import SimParams, calibrated, chain, eager, graph, simulate
 from graphlab.trace.timeline import Timeline
 
@@ -51,12 +52,14 @@ class SimulatorPlayground(StaticPicture, widgets.VBox):
     ) -> None:
         self._base = params if params is not None else calibrated()
         host = self._base.host_us if host_us is None else host_us
-        self.kernels = _slider(widgets.IntSlider, "kernels", value=kernels, min=1, max=MAX_KERNELS)
-        self.kernel_us = _microseconds_slider("kernel µs", kernel_us, low=0.1)
-        self.host_us = _microseconds_slider("host µs per launch", host, low=0.0)
+        self.kernels = _slider(
+            widgets.IntSlider, _("kernels"), value=kernels, min=1, max=MAX_KERNELS
+        )
+        self.kernel_us = _microseconds_slider(_("kernel µs"), kernel_us, low=0.1)
+        self.host_us = _microseconds_slider(_("host µs per launch"), host, low=0.0)
         self.sync_every = _slider(
             widgets.IntSlider,
-            "sync every k (0: at end)",
+            _("sync every k (0: at end)"),
             value=sync_every,
             min=0,
             max=MAX_KERNELS,
@@ -84,11 +87,20 @@ class SimulatorPlayground(StaticPicture, widgets.VBox):
         self.view.set_timelines(*self._simulate())
 
     def _settings(self) -> str:
-        return (
-            f"Simulated: {self.kernels.value} kernels of {self.kernel_us.value:g} µs, host "
-            f"{self.host_us.value:.4g} µs per launch, sync every "
-            f"{self.sync_every.value or 'step (at the end)'}"
-        )
+        values = {
+            "kernels": self.kernels.value,
+            "kernel_us": f"{self.kernel_us.value:g}",
+            "host_us": f"{self.host_us.value:.4g}",
+        }
+        if self.sync_every.value:
+            return _(
+                "Simulated: {kernels} kernels of {kernel_us} µs, host {host_us} µs per launch, "
+                "sync every {every}"
+            ).format(every=self.sync_every.value, **values)
+        return _(
+            "Simulated: {kernels} kernels of {kernel_us} µs, host {host_us} µs per launch, "
+            "sync every step (at the end)"
+        ).format(**values)
 
     def static_text(self) -> str:
         return f"{self._settings()}\n{self.view.static_text()}"

@@ -11,11 +11,14 @@ from collections.abc import Mapping
 from typing import Any
 
 from graphlab.errors import GraphlabError
+from graphlab.language import N_
+from graphlab.language import gettext as _
 from graphlab.trace.timeline import Timeline
 
 __all__ = ["TITLES", "banner", "describe_source", "pick_timelines"]
 
-TITLES = {"eager": "eager", "graph": "graph replay"}
+# Translated where they are shown (pick_timelines): the language is read again for each view.
+TITLES = {"eager": N_("eager"), "graph": N_("graph replay")}
 
 
 def describe_source(meta: Mapping[str, Any]) -> str:
@@ -29,15 +32,20 @@ def describe_source(meta: Mapping[str, Any]) -> str:
     source = meta.get("source")
     gpu = meta.get("gpu")
     if source == "recording":
-        return f"recording from {gpu or 'an unnamed GPU'}"
+        if gpu:
+            return _("recording from {gpu}").format(gpu=gpu)
+        return _("recording from an unnamed GPU")
     if source == "kineto":
-        return f"profiled on {gpu}" if gpu else "profiled (torch.profiler trace)"
+        if gpu:
+            return _("profiled on {gpu}").format(gpu=gpu)
+        return _("profiled (torch.profiler trace)")
     if source == "simulator":
-        fitted = "calibrated to recordings" if meta.get("calibration") else "hand-set parameters"
-        return f"simulator ({fitted}): a model of the GPU, not a measurement"
+        if meta.get("calibration"):
+            return _("simulator (calibrated to recordings): a model of the GPU, not a measurement")
+        return _("simulator (hand-set parameters): a model of the GPU, not a measurement")
     if source == "emulator":
-        return "CPU emulator: the order of work only, never GPU timings"
-    return "source not recorded"
+        return _("CPU emulator: the order of work only, never GPU timings")
+    return _("source not recorded")
 
 
 def banner(meta: Mapping[str, Any]) -> str:
@@ -45,7 +53,9 @@ def banner(meta: Mapping[str, Any]) -> str:
     torch, command) is long, so its banner names the recording and GPU; the full line is in the
     summary table."""
     if meta.get("recording") and meta.get("label"):
-        return f"recording {meta['recording']} on {meta.get('gpu') or 'a GPU'}"
+        if meta.get("gpu"):
+            return _("recording {name} on {gpu}").format(name=meta["recording"], gpu=meta["gpu"])
+        return _("recording {name} on a GPU").format(name=meta["recording"])
     return describe_source(meta)
 
 
@@ -61,8 +71,10 @@ def _one(value: Any, which: str, owner: str) -> Timeline | None:
         found: Timeline | None = timelines.get(which)
         return found
     raise GraphlabError(
-        f"{owner}({which}=...) takes a graphlab Timeline, a recording "
-        f"(graphlab.recording(name)) or a graphlab.compare() result, not {type(value).__name__}"
+        _(
+            "{owner}({which}=...) takes a graphlab Timeline, a recording "
+            "(graphlab.recording(name)) or a graphlab.compare() result, not {kind}"
+        ).format(owner=owner, which=which, kind=type(value).__name__)
     )
 
 
@@ -80,10 +92,12 @@ def pick_timelines(
         timeline = _one(value, which, owner)
         if timeline is not None:
             source = describe_source(timeline.meta)
-            picked.append((TITLES[which], timeline, source))
+            picked.append((_(TITLES[which]), timeline, source))
     if not picked:
         raise GraphlabError(
-            f"{owner} needs something to show: pass eager=<Timeline> and/or graph=<Timeline>, "
-            "or eager=graphlab.recording(name)"
+            _(
+                "{owner} needs something to show: pass eager=<Timeline> and/or "
+                "graph=<Timeline>, or eager=graphlab.recording(name)"
+            ).format(owner=owner)
         )
     return picked

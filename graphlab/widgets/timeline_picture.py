@@ -13,12 +13,15 @@ from collections.abc import Sequence
 
 from matplotlib.axes import Axes
 
+from graphlab.language import gettext as _
+
 from .figures import (
     BAR_PX,
     COLOURS,
     GAP_COLOUR,
     GAP_EDGE,
     LEGEND_LABELS,
+    X_TITLE,
     Panel,
     banner_lines,
     full_range,
@@ -90,9 +93,9 @@ def timeline_picture(
 def _legend(canvas: Canvas, keys: list[str], x: float, y: float) -> None:
     for key in keys:
         if key == "idle":
-            x = canvas.swatch(x, y, GAP_COLOUR_RGBA, LEGEND_LABELS[key], edge=GAP_EDGE_RGBA)
+            x = canvas.swatch(x, y, GAP_COLOUR_RGBA, _(LEGEND_LABELS[key]), edge=GAP_EDGE_RGBA)
         else:
-            x = canvas.swatch(x, y, COLOURS[key], LEGEND_LABELS[key])
+            x = canvas.swatch(x, y, COLOURS[key], _(LEGEND_LABELS[key]))
 
 
 def _banner(canvas: Canvas, title: str, lines: list[str], y: float) -> float:
@@ -130,7 +133,7 @@ def _panel(axes: Axes, panel: Panel, lanes: int, x0: float, x1: float, last: boo
         axes.spines[side].set_visible(False)
     axes.tick_params(axis="x", labelbottom=last, length=3 if last else 0)
     if last:
-        axes.set_xlabel("time since the timeline's first event (µs)")
+        axes.set_xlabel(_(X_TITLE))
 
 
 def _table(

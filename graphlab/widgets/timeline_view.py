@@ -12,6 +12,8 @@ from typing import TYPE_CHECKING, Any
 import ipywidgets as widgets
 import numpy as np
 
+from graphlab.language import N_
+from graphlab.language import gettext as _
 from graphlab.trace.timeline import Timeline
 
 from .display import StaticPicture
@@ -37,31 +39,32 @@ __all__ = [
     "summary_row_values",
 ]
 
-# (row label, format) of the summary table, in the order summary_row_values() returns them
+# (row label, format) of the summary table, in the order summary_row_values() returns them.
+# The labels and notes here are English; each is translated where it is shown, _(HOST_COST_NOTE).
 SUMMARY_ROWS = (
-    ("kernels", "{:d}"),
-    ("span (µs)", "{:,.1f}"),
-    ("busy (µs)", "{:,.1f}"),
-    ("idle", "{:.1%}"),
-    ("median gap (µs)", "{:,.3f}"),
-    ("launch calls", "{:d}"),
-    ("host µs per launch call (median)", "{:,.3f}"),
+    (N_("kernels"), "{:d}"),
+    (N_("span (µs)"), "{:,.1f}"),
+    (N_("busy (µs)"), "{:,.1f}"),
+    (N_("idle"), "{:.1%}"),
+    (N_("median gap (µs)"), "{:,.3f}"),
+    (N_("launch calls"), "{:d}"),
+    (N_("host µs per launch call (median)"), "{:,.3f}"),
 )
 
-HOST_COST_NOTE = (
+HOST_COST_NOTE = N_(
     "host µs per launch call: the median time the host thread spent inside one launch call, "
     "one cudaLaunchKernel per kernel when eager, one cudaGraphLaunch per replay for a graph."
 )
 
 # Shown under the first timeline drawn from a profiler trace (bundled recordings included) in a
 # kernel, that is in one lesson; the later ones carry PROFILED_NOTE_AGAIN instead.
-PROFILED_NOTE = (
+PROFILED_NOTE = N_(
     "Launch calls are drawn as measured under the profiler, which slows them: on an H200 a "
     "1,000-node cudaGraphLaunch took 764 µs profiled against 7 µs unprofiled. Take host "
     "timings from unprofiled runs (graphlab.compare). Nsight Systems traces a replay as one "
     "range by default; --cuda-graph-trace=node shows each kernel, as here, with added overhead."
 )
-PROFILED_NOTE_AGAIN = (
+PROFILED_NOTE_AGAIN = N_(
     "Launch calls drawn as measured under the profiler, which slows them (the note under this "
     "lesson's first timeline says how much)."
 )
@@ -70,7 +73,8 @@ _profiled_note_given = False
 
 def profiled_note() -> str:
     """The profiler note for a new profiled timeline: in full the first time in this kernel (one
-    lesson), then the one line that points back to it, so a lesson does not repeat a paragraph."""
+    lesson), then the one line that points back to it, so a lesson does not repeat a paragraph.
+    In English: translated where it is shown."""
     global _profiled_note_given
     if _profiled_note_given:
         return PROFILED_NOTE_AGAIN
@@ -102,7 +106,7 @@ def summary_cells(columns: list[tuple[str, Timeline, dict[str, Any]]]) -> list[l
     values = [summary_row_values(tl, s) for _, tl, s in columns]
     rows = [["", *(title for title, _, _ in columns)]]
     for r, (label, fmt) in enumerate(SUMMARY_ROWS):
-        rows.append([label, *("–" if v[r] is None else fmt.format(v[r]) for v in values)])
+        rows.append([_(label), *("–" if v[r] is None else fmt.format(v[r]) for v in values)])
     return rows
 
 
@@ -123,9 +127,9 @@ def summary_html(cells: list[list[str]], sources: list[str], note: str | None) -
         + "</tr>"
         for label, *values in body
     )
-    paragraphs = f"<p style='{_NOTE}'>{html.escape(HOST_COST_NOTE)}</p>"
+    paragraphs = f"<p style='{_NOTE}'>{html.escape(_(HOST_COST_NOTE))}</p>"
     if note:
-        paragraphs += f"<p style='{_NOTE};{_WARNING}'>{html.escape(note)}</p>"
+        paragraphs += f"<p style='{_NOTE};{_WARNING}'>{html.escape(_(note))}</p>"
     caption = "<br>".join(html.escape(s) for s in sources)
     return (
         "<div class='graphlab-summary-column' style='margin-top:24px'>"
@@ -215,9 +219,16 @@ class TimelineView(StaticPicture, widgets.HBox):
     def static_text(self) -> str:
         """The summary as plain text: one line per timeline."""
         labels, *columns = zip(*self._cells, strict=True)
+        # The separator between "kernels 50" and "span (µs) 105.0": a comma in the language.
+        comma = _(", ")
         return "\n".join(
-            f"{title} ({panel.source}): "
-            + ", ".join(f"{label} {value}" for label, value in zip(labels[1:], values, strict=True))
+            _("{title} ({source}): {figures}").format(
+                title=title,
+                source=panel.source,
+                figures=comma.join(
+                    f"{label} {value}" for label, value in zip(labels[1:], values, strict=True)
+                ),
+            )
             for panel, (title, *values) in zip(self.panels, columns, strict=True)
         )
 
@@ -232,7 +243,7 @@ class TimelineView(StaticPicture, widgets.HBox):
         return timeline_picture(
             self.panels,
             self._cells,
-            [HOST_COST_NOTE, *self._sources],
-            self._profiled_note if self.profiled else None,
+            [_(HOST_COST_NOTE), *self._sources],
+            _(self._profiled_note) if self.profiled and self._profiled_note else None,
             heading,
         )
