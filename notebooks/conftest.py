@@ -8,8 +8,9 @@ the hook below sets ``GRAPHLAB_RUN_SOLUTIONS=1`` around the set-up of the cells 
 only, so a JupyterLab that another test starts in the same run still hides the solutions.
 
 The checkers record each result in the learner's progress file; the kernels nbval starts write to
-a file of the test run instead (``GRAPHLAB_PROGRESS``), never to the real one. The kernels speak
-English (``GRAPHLAB_LANG=en``), as the stored outputs do, whatever this machine's locale.
+a file of the test run instead (``GRAPHLAB_PROGRESS``), never to the real one. Each kernel speaks
+its lesson's language, as the stored outputs do, whatever this machine's locale: English for
+``notebooks/NN_*.ipynb``, Chinese for ``notebooks/zh_CN/`` (``GRAPHLAB_LANG``).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from pathlib import Path
 
 import pytest
 
+from graphlab.course.languages import ENGLISH, TRANSLATED
 from graphlab.course.progress import ENV as PROGRESS
 from graphlab.course.solutions import RUN_SOLUTIONS
 from graphlab.language import ENV as LANGUAGE
@@ -32,5 +34,6 @@ def pytest_runtest_setup(item):
     with pytest.MonkeyPatch.context() as env:
         env.setenv(RUN_SOLUTIONS, "1")
         env.setenv(PROGRESS, str(SCRATCH_PROGRESS))
-        env.setenv(LANGUAGE, "en")
+        folder = item.path.parent.name
+        env.setenv(LANGUAGE, folder if folder in TRANSLATED else ENGLISH)
         yield
