@@ -19,6 +19,8 @@ from dataclasses import dataclass
 from functools import cache
 from types import ModuleType
 
+from graphlab.language import gettext as _
+
 __all__ = ["Backend", "backend"]
 
 
@@ -54,8 +56,10 @@ def backend() -> Backend:
         from .errors import GraphlabError
 
         raise GraphlabError(
-            f"GRAPHLAB_BACKEND={forced!r} is not a backend: "
-            "use 'cuda', 'emulator' or leave it unset."
+            _(
+                "GRAPHLAB_BACKEND={forced} is not a backend: use 'cuda', 'emulator' or "
+                "leave it unset."
+            ).format(forced=repr(forced))
         )
     has_cuda = torch.cuda.is_available()
     if forced == "emulator":
@@ -68,8 +72,11 @@ def backend() -> Backend:
         from .errors import NeedsGPUError
 
         raise NeedsGPUError(
-            "GRAPHLAB_BACKEND=cuda was set but torch sees no CUDA device: unset it to use the "
-            "CPU emulator, or install a CUDA build of torch on a machine with an NVIDIA GPU."
+            _(
+                "GRAPHLAB_BACKEND=cuda was set but torch sees no CUDA device: unset it "
+                "to use the CPU emulator, or install a CUDA build of torch on a machine "
+                "with an NVIDIA GPU."
+            )
         )
     why = (
         "this torch build has no CUDA support"

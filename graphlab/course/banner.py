@@ -19,6 +19,7 @@ from typing import Any
 
 from graphlab.backend import backend
 from graphlab.errors import GraphlabError
+from graphlab.language import gettext as _
 
 __all__ = ["as_recorded", "banner", "live_or_recorded", "timelines", "timings"]
 
@@ -57,8 +58,10 @@ def banner(source: Any = None, note: str = "") -> None:
         text = _describe_recording(source)
     else:
         raise GraphlabError(
-            f"banner() does not know the source {source!r}: pass None, 'live', 'emulator', "
-            "'simulated' or a recording."
+            _(
+                "banner() does not know the source {source}: pass None, 'live', "
+                "'emulator', 'simulated' or a recording."
+            ).format(source=repr(source))
         )
     line = f"[{text}{' - ' + note if note else ''}]"
     print(line)
@@ -143,8 +146,10 @@ def timelines(result: Any) -> dict[str, Any]:
     found = getattr(result, "timelines", None)
     if not found:
         raise GraphlabError(
-            "this result has no timelines: pass a recording, or a graphlab.compare(..., "
-            "profile=True) result."
+            _(
+                "this result has no timelines: pass a recording, or a "
+                "graphlab.compare(..., profile=True) result."
+            )
         )
     return dict(found)
 

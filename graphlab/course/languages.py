@@ -12,6 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from graphlab.errors import GraphlabError
+from graphlab.language import gettext as _
 
 from .syllabus import LESSON_NAME
 
@@ -27,7 +28,9 @@ def check_language(language: str) -> str:
     """``language`` if the course knows it; else a GraphlabError listing those it knows."""
     if language not in LANGUAGES:
         raise GraphlabError(
-            f"the course has no language {language!r}: use one of {', '.join(LANGUAGES)}"
+            _("the course has no language {language}: use one of {languages}").format(
+                language=repr(language), languages=", ".join(LANGUAGES)
+            )
         )
     return language
 

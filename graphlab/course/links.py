@@ -13,6 +13,7 @@ import re
 from importlib import metadata
 
 from graphlab.errors import GraphlabError
+from graphlab.language import gettext as _
 
 __all__ = [
     "DISTRIBUTION",
@@ -42,16 +43,20 @@ def repository_url() -> str:
         urls = metadata.metadata(DISTRIBUTION).get_all("Project-URL") or []
     except metadata.PackageNotFoundError as exc:
         raise GraphlabError(
-            f"the {DISTRIBUTION} distribution is not installed, so its repository URL is unknown: "
-            'run `pip install -e ".[dev]"` from the repository root.'
+            _(
+                "the {distribution} distribution is not installed, so its repository URL "
+                'is unknown: run `pip install -e ".[dev]"` from the repository root.'
+            ).format(distribution=DISTRIBUTION)
         ) from exc
     for entry in urls:
-        label, _, url = entry.partition(",")
+        label, _comma, url = entry.partition(",")
         if label.strip().lower() == "repository":
             return url.strip().rstrip("/")
     raise GraphlabError(
-        f"{DISTRIBUTION}'s metadata has no 'Repository' URL: add it under [project.urls] in "
-        "pyproject.toml and reinstall."
+        _(
+            "{distribution}'s metadata has no 'Repository' URL: add it under "
+            "[project.urls] in pyproject.toml and reinstall."
+        ).format(distribution=DISTRIBUTION)
     )
 
 
@@ -60,8 +65,11 @@ def _github_slug(url: str) -> str:
     match = re.fullmatch(r"https://github\.com/([^/]+/[^/]+?)(?:\.git)?", url)
     if not match:
         raise GraphlabError(
-            f"the repository URL {url!r} is not https://github.com/OWNER/NAME: Colab and Binder "
-            "badges need a GitHub repository; fix [project.urls] Repository in pyproject.toml."
+            _(
+                "the repository URL {url} is not https://github.com/OWNER/NAME: Colab "
+                "and Binder badges need a GitHub repository; fix [project.urls] "
+                "Repository in pyproject.toml."
+            ).format(url=repr(url))
         )
     return match.group(1)
 

@@ -24,6 +24,7 @@ from functools import cache
 from pathlib import Path
 
 from graphlab.errors import GraphlabError
+from graphlab.language import gettext as _
 from graphlab.support.json_text import parse_json
 
 __all__ = [
@@ -68,8 +69,10 @@ def shipped_folder() -> Path:
         if folder.is_dir():
             return folder
     raise GraphlabError(
-        f"this installation of graphlab has no lessons ({_PACKAGE / 'lessons'} is missing): "
-        "reinstall it with pip install --force-reinstall cuda-graphlab"
+        _(
+            "this installation of graphlab has no lessons ({folder} is missing): "
+            "reinstall it with pip install --force-reinstall cuda-graphlab"
+        ).format(folder=_PACKAGE / "lessons")
     )
 
 
@@ -105,12 +108,16 @@ def read_lesson(path: str | Path) -> Lesson:
     path = Path(path)
     match = LESSON_NAME.match(path.name)
     if not match:
-        raise GraphlabError(f"{path.name} is not named like a lesson: NN_topic.ipynb")
+        raise GraphlabError(
+            _("{path} is not named like a lesson: NN_topic.ipynb").format(path=path.name)
+        )
     advice = "reset the lesson, or move the file away"
     try:
         notebook = parse_json(path.read_bytes(), f"the lesson {path}", GraphlabError, advice)
     except OSError as exc:
-        raise GraphlabError(f"cannot read the lesson {path}: {exc}") from None
+        raise GraphlabError(
+            _("cannot read the lesson {path}: {exc}").format(path=path, exc=exc)
+        ) from None
     cells = notebook.get("cells") if isinstance(notebook, dict) else None
     cells = [c for c in cells if isinstance(c, dict)] if isinstance(cells, list) else []
     title = path.stem[3:].replace("_", " ").capitalize()

@@ -36,6 +36,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from graphlab.errors import GraphlabError
+from graphlab.language import gettext as _
 from graphlab.support.atomic import write_text_atomically
 from graphlab.support.backups import newest_kept, unused_name
 from graphlab.support.json_text import parse_json
@@ -156,7 +157,11 @@ def reset_lesson(workspace_dir: str | os.PathLike, lesson_file: str | os.PathLik
     target = (folder / given if not given.is_absolute() else given).absolute()
     target = target.parent.resolve() / target.name
     if not target.is_relative_to(folder):
-        raise WorkspaceError(f"{lesson_file} is not inside the course workspace {folder}")
+        raise WorkspaceError(
+            _("{lesson_file} is not inside the course workspace {folder}").format(
+                lesson_file=lesson_file, folder=folder
+            )
+        )
     in_language = target.parent.parent == folder and target.parent.name in TRANSLATED
     language = target.parent.name if in_language else None
     source = syllabus.shipped_folder() / language if language else syllabus.shipped_folder()
@@ -165,15 +170,24 @@ def reset_lesson(workspace_dir: str | os.PathLike, lesson_file: str | os.PathLik
     shipped = course.get(target.name)
     if shipped is None:
         raise WorkspaceError(
-            f"{target.name} is not one of the course's lessons: reset one of {', '.join(course)}"
+            _("{target} is not one of the course's lessons: reset one of {course}").format(
+                target=target.name, course=", ".join(course)
+            )
         )
     if target.exists() and target.samefile(shipped):
         raise WorkspaceError(
-            f"{target} is the course's own copy of the lesson, not a workspace copy: restore it "
-            f"with git checkout -- {target.name}, or open the course with graphlab lab"
+            _(
+                "{target} is the course's own copy of the lesson, not a workspace copy: "
+                "restore it with git checkout -- {target2}, or open the course with "
+                "graphlab lab"
+            ).format(target=target, target2=target.name)
         )
     if target.is_symlink() or (target.exists() and not target.is_file()):
-        raise WorkspaceError(f"{target} is not a regular file: move it away, then reset again")
+        raise WorkspaceError(
+            _("{target} is not a regular file: move it away, then reset again").format(
+                target=target
+            )
+        )
     backup = _keep(target) if target.exists() else None
     try:
         copied = _copy(shipped, target)
@@ -235,8 +249,10 @@ def _interrupted_reset(target: Path, known: dict | None) -> Path | None:
 def _folder(workspace_dir: str | os.PathLike) -> Path:
     if not os.fspath(workspace_dir).strip():
         raise WorkspaceError(
-            "no folder given for the course workspace (the path is empty): name one with "
-            "--workspace DIR, or leave the option out for ~/graphlab-course"
+            _(
+                "no folder given for the course workspace (the path is empty): name one "
+                "with --workspace DIR, or leave the option out for ~/graphlab-course"
+            )
         )
     folder = Path(workspace_dir).expanduser()
     try:
@@ -247,11 +263,15 @@ def _folder(workspace_dir: str | os.PathLike) -> Path:
     except (OSError, ValueError) as exc:  # ValueError: a NUL byte in the path
         reason = getattr(exc, "strerror", None) or exc
         raise WorkspaceError(
-            f"cannot create the course workspace {printable(folder)} ({reason}): choose a "
-            "folder you can write with --workspace DIR"
+            _(
+                "cannot create the course workspace {folder} ({reason}): choose a folder "
+                "you can write with --workspace DIR"
+            ).format(folder=printable(folder), reason=reason)
         ) from None
     if taken:
-        raise WorkspaceError(f"{folder} is a file: choose a folder for the course workspace")
+        raise WorkspaceError(
+            _("{folder} is a file: choose a folder for the course workspace").format(folder=folder)
+        )
     return folder
 
 
@@ -266,8 +286,9 @@ def _copy(lesson: Path, target: Path) -> dict[str, str]:
         target.parent.mkdir(exist_ok=True)
     except OSError as exc:
         raise WorkspaceError(
-            f"cannot create {printable(target.parent)} ({exc.strerror or exc}): make the course "
-            "workspace a folder you can write"
+            _(
+                "cannot create {parent} ({value}): make the course workspace a folder you can write"
+            ).format(parent=printable(target.parent), value=exc.strerror or exc)
         ) from None
     write_text_atomically(target, lesson.read_text(encoding="utf-8"), WorkspaceError)
     return {"shipped": _digest(lesson), "copied": _digest(target)}

@@ -21,9 +21,12 @@ import torch
 from graphlab.backend import cuda_module
 from graphlab.failures.explanation import explain
 from graphlab.failures.recovery import current_stream, recover
+from graphlab.language import N_
 from graphlab.support.torch_internals import tree_leaves
 from graphlab.timing.decoder import pool_bytes
 from graphlab.timing.side_stream import capture_on_side_stream
+
+from .words import Text
 
 __all__ = ["fresh_inputs", "state_tensors", "try_capture"]
 
@@ -117,7 +120,10 @@ def _replay_vs_eager(
             worst = max(worst, float((got - want).abs().max()))
     return {
         "replay_equals_eager": bool(pairs),
-        "difference": f"largest difference {worst:.3g} (torch.testing.assert_close tolerances)",
+        "difference": Text(
+            N_("largest difference {worst:.3g} (torch.testing.assert_close tolerances)"),
+            worst=worst,
+        ),
     }
 
 

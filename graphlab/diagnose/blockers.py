@@ -45,9 +45,11 @@ from torch.overrides import TorchFunctionMode
 from torch.utils.hooks import RemovableHandle
 
 from graphlab.emulator.host_sync import COPY, DYNAMIC, host_method, op_problem
+from graphlab.language import N_
 from graphlab.support.torch_internals import TorchDispatchMode, tree_leaves
 
 from .fixes import FIXES
+from .words import Text
 
 __all__ = ["Blocker", "Scan", "find_blockers", "user_site"]
 
@@ -169,29 +171,47 @@ class _Ops(TorchDispatchMode):
         if problem is not None and scan.on_device(tree_leaves(args)):
             what, (why, _) = problem
             kind = "data-dependent-shape" if problem[1] is DYNAMIC else "host-sync"
-            scan.add(kind, f"{what} {why}", site)
+            scan.add(kind, Text(N_("{what} {why}"), what=Text(what), why=Text(why)), site)
         if func.namespace in _COLLECTIVES:
-            scan.add("collective", f"{func} is a collective: every rank must capture it", site)
+            scan.add(
+                "collective",
+                Text(N_("{op} is a collective: every rank must capture it"), op=str(func)),
+                site,
+            )
         if torch.Tag.nondeterministic_seeded in func.tags and kwargs.get("generator") is not None:
             scan.add(
                 "rng-generator",
-                f"{func} draws from a torch.Generator of its own, which a graph does not "
-                "advance between replays unless it is registered with the graph",
+                Text(
+                    N_(
+                        "{op} draws from a torch.Generator of its own, which a graph does not "
+                        "advance between replays unless it is registered with the graph"
+                    ),
+                    op=str(func),
+                ),
                 site,
             )
         if func in _COPIES and scan.device.type != "cpu" and _host_to_device(args, kwargs):
             scan.add(
                 "host-copy",
-                "copies a tensor from pageable host memory to the device, which torch refuses "
-                "during capture (and a graph would replay the value copied at capture)",
+                Text(
+                    N_(
+                        "copies a tensor from pageable host memory to the device, which torch "
+                        "refuses during capture (and a graph would replay the value copied at "
+                        "capture)"
+                    )
+                ),
                 site,
             )
         out = func(*args, **kwargs)
         if func is _LIFT_FRESH and (out.numel() > 1 or out.device.type != "cpu"):
             scan.add(
                 "host-tensor",
-                "torch.tensor(...) builds a tensor from host data inside the step: a graph "
-                "copies it once, at capture, and replays that copy",
+                Text(
+                    N_(
+                        "torch.tensor(...) builds a tensor from host data inside the step: a graph "
+                        "copies it once, at capture, and replays that copy"
+                    )
+                ),
                 site,
             )
         scan.calls[-1].append((str(func), site, scan.settings(args, kwargs)))
@@ -229,7 +249,8 @@ class _Methods(TorchFunctionMode):
             and scan.on_device(args[:1])
         ):
             what, (why, _) = found
-            scan.add("host-copy" if found[1] is COPY else "host-sync", f"{what} {why}")
+            kind = "host-copy" if found[1] is COPY else "host-sync"
+            scan.add(kind, Text(N_("{what} {why}"), what=Text(what), why=Text(why)))
             # One host read, seen whole: the operations it runs inside (printing a tensor runs
             # dozens, which depend on the values) are not kernels of the step.
             scan.quiet = True
@@ -257,8 +278,13 @@ def _optimizer_hooks(scan: _Scan) -> tuple[RemovableHandle, RemovableHandle]:
         site = user_site()
         scan.add(
             "optimizer",
-            f"{type(optimizer).__name__}.step() runs with capturable=False: it keeps its step "
-            "count on the host, and torch refuses to capture it",
+            Text(
+                N_(
+                    "{optimizer}.step() runs with capturable=False: it keeps its step count on "
+                    "the host, and torch refuses to capture it"
+                ),
+                optimizer=type(optimizer).__name__,
+            ),
             site,
         )
         scan.optimizer_site = site
@@ -280,23 +306,43 @@ def _compare_calls(scan: _Scan) -> None:
             if (op_a, site_a) != (op_b, site_b):
                 scan.add(
                     "branch-changes",
-                    f"with the same inputs, this call ran {op_b} where the one before ran {op_a}: "
-                    "Python chose another path, but a graph replays the path taken at capture",
+                    Text(
+                        N_(
+                            "with the same inputs, this call ran {op} where the one before ran "
+                            "{earlier}: Python chose another path, but a graph replays the path "
+                            "taken at capture"
+                        ),
+                        op=op_b,
+                        earlier=op_a,
+                    ),
                     site_b,
                 )
                 return
             if values_a != values_b:
                 scan.add(
                     "changing-scalar",
-                    f"{op_b} got {_short(values_b)} where the call before got "
-                    f"{_short(values_a)}: a graph keeps the value it saw at capture",
+                    Text(
+                        N_(
+                            "{op} got {values} where the call before got {earlier}: a graph "
+                            "keeps the value it saw at capture"
+                        ),
+                        op=op_b,
+                        values=_short(values_b),
+                        earlier=_short(values_a),
+                    ),
                     site_b,
                 )
         if len(earlier) != len(later):
             scan.add(
                 "branch-changes",
-                f"with the same inputs, one call ran {len(earlier)} operations and the next "
-                f"{len(later)}: Python chose another path, but a graph replays one path",
+                Text(
+                    N_(
+                        "with the same inputs, one call ran {earlier} operations and the next "
+                        "{later}: Python chose another path, but a graph replays one path"
+                    ),
+                    earlier=len(earlier),
+                    later=len(later),
+                ),
                 later[-1][1] if len(later) > len(earlier) else earlier[-1][1],
             )
 
@@ -340,15 +386,25 @@ def find_blockers(
         if on_gpu and isinstance(x, torch.Tensor) and x.device.type == "cpu":
             scan.add(
                 "host-tensor",
-                f"example input {position} is a CPU tensor: a graph reads device memory only, so "
-                "the step would copy it in during the capture",
+                Text(
+                    N_(
+                        "example input {position} is a CPU tensor: a graph reads device memory "
+                        "only, so the step would copy it in during the capture"
+                    ),
+                    position=position,
+                ),
                 (None, None),
             )
     if optimizer is not None and _not_capturable(optimizer):
         scan.add(
             "optimizer",
-            f"{type(optimizer).__name__} was made with capturable=False: its step() keeps its "
-            "step count on the host, and torch refuses to capture it",
+            Text(
+                N_(
+                    "{optimizer} was made with capturable=False: its step() keeps its step count "
+                    "on the host, and torch refuses to capture it"
+                ),
+                optimizer=type(optimizer).__name__,
+            ),
             (None, None),
         )
     hooks = _optimizer_hooks(scan)

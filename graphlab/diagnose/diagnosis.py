@@ -28,6 +28,8 @@ import torch
 
 from graphlab.backend import backend
 from graphlab.errors import GraphlabError
+from graphlab.language import N_
+from graphlab.language import gettext as _
 
 from .attempt import state_tensors, try_capture
 from .blockers import Scan, find_blockers
@@ -35,6 +37,7 @@ from .profile import ASSUMED_KERNEL_US, estimated_profile, kernels_text, measure
 from .recommend import recommend
 from .report import Report
 from .shapes import shape_buckets
+from .words import Text
 
 __all__ = ["diagnose"]
 
@@ -87,16 +90,24 @@ def diagnose(
 def _check(fn: object, inputs: Sequence[object], steps: object, expected_calls: object) -> None:
     if not callable(fn):
         raise GraphlabError(
-            f"diagnose needs a function or an nn.Module to call, not a {type(fn).__name__}"
+            _("diagnose needs a function or an nn.Module to call, not a {type}").format(
+                type=type(fn).__name__
+            )
         )
     if not inputs or not all(torch.is_tensor(x) for x in inputs):
         raise GraphlabError(
-            "diagnose needs the step's example inputs as tensors: diagnose(model, x) or "
-            "diagnose(step, x, target); close over anything else in the function"
+            _(
+                "diagnose needs the step's example inputs as tensors: diagnose(model, x) or "
+                "diagnose(step, x, target); close over anything else in the function"
+            )
         )
     for name, value in (("steps", steps), ("expected_calls", expected_calls)):
         if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-            raise GraphlabError(f"{name} must be a whole number of at least 1, not {value!r}")
+            raise GraphlabError(
+                _("{name} must be a whole number of at least 1, not {value}").format(
+                    name=name, value=repr(value)
+                )
+            )
 
 
 def _live(
@@ -128,7 +139,7 @@ def _live(
     if attempt["captured"] and not scan.blockers:
         result = compare(fn, *inputs, iterations=steps)
         timing = {
-            "source": "measured with graphlab.compare (median of 20 repeats, end to end)",
+            "source": Text(N_("measured with graphlab.compare (median of 20 repeats, end to end)")),
             "estimate": False,
             "eager_us": result.eager_end_to_end_us,
             "replay_us": result.replay_end_to_end_us,
@@ -140,7 +151,13 @@ def _live(
         }
     name = torch.cuda.get_device_name()
     return _assemble(
-        scan, profile, attempt, timing, compiled, f"live CUDA ({name})", expected_calls
+        scan,
+        profile,
+        attempt,
+        timing,
+        compiled,
+        Text(N_("live CUDA ({name})"), name=name),
+        expected_calls,
     )
 
 
@@ -165,9 +182,17 @@ def _emulated(
         step = model_step([ASSUMED_KERNEL_US] * max(scan.kernels, 1))
         model = from_simulation(step, calibrated(), copy_in_us=copies)
         timing = {
-            "source": "estimate: simulator calibrated on an NVIDIA H200, "
-            f"{kernels_text(scan.kernels)} of {ASSUMED_KERNEL_US:g} µs assumed, "
-            + ("1 input copy" if len(copies) == 1 else f"{len(copies)} input copies"),
+            "source": Text(
+                N_(
+                    "estimate: simulator calibrated on an NVIDIA H200, {kernels} of {us} µs "
+                    "assumed, {copies}"
+                ),
+                kernels=kernels_text(scan.kernels),
+                us=f"{ASSUMED_KERNEL_US:g}",
+                copies=Text(N_("1 input copy"))
+                if len(copies) == 1
+                else Text(N_("{n} input copies"), n=len(copies)),
+            ),
             "estimate": True,
             "eager_us": model.eager_us,
             "replay_us": model.replay_us,
@@ -175,9 +200,17 @@ def _emulated(
             "first_replay_us": None,
             "break_even_calls": model.n_star,
         }
-    compiled = {"needs_gpu": "torch.compile's CUDA graphs (CUDAGraph Trees) run on a GPU only"}
+    compiled = {
+        "needs_gpu": Text(N_("torch.compile's CUDA graphs (CUDAGraph Trees) run on a GPU only"))
+    }
     return _assemble(
-        scan, profile, attempt, timing, compiled, "CPU emulator + simulator", expected_calls
+        scan,
+        profile,
+        attempt,
+        timing,
+        compiled,
+        Text(N_("CPU emulator + simulator")),
+        expected_calls,
     )
 
 

@@ -10,8 +10,12 @@ from __future__ import annotations
 
 from graphlab.emulator.host_sync import DYNAMIC
 from graphlab.failures.catalogue import CATALOGUE
+from graphlab.language import N_
 
 __all__ = ["FIXES", "TITLES"]
+
+# Every fix and title is English, marked for translation: a report shows it with _(...), and
+# --json writes it as it is.
 
 _CATALOGUE = {failure.key: failure for failure in CATALOGUE}
 
@@ -22,31 +26,31 @@ FIXES: dict[str, str] = {
     "data-dependent-shape": DYNAMIC[1],
     "optimizer": _CATALOGUE["optimizer-not-capturable"].fix,
     "collective": _CATALOGUE["nccl-mismatch"].fix,
-    "rng-generator": (
+    "rng-generator": N_(
         "Draw from torch's default generator, which graphs advance on every replay, or register "
         "your generator with the graph before capturing, g.register_generator_state(generator), "
         "where torch.cuda.CUDAGraph has that method (torch 2.13 has it; check yours with "
         "hasattr)."
     ),
-    "changing-scalar": (
+    "changing-scalar": N_(
         "Keep the value in a tensor on the device that the step reads, and update it in place "
         "between replays (value.fill_(x) or value.copy_(new)); a graph reads tensors at replay "
         "but keeps Python numbers as they were at capture."
     ),
-    "branch-changes": (
+    "branch-changes": N_(
         "Decide on the device instead (torch.where(cond, a, b) computes both and keeps one), or "
         "capture one graph per path and choose in Python which one to replay."
     ),
 }
 
 TITLES: dict[str, str] = {
-    "host-sync": "host synchronisation",
-    "host-copy": "copy to host memory",
-    "host-tensor": "tensor built from host data",
-    "data-dependent-shape": "data-dependent shape",
-    "optimizer": "non-capturable optimizer",
-    "collective": "collective",
-    "rng-generator": "random numbers from an unregistered generator",
-    "changing-scalar": "value that changes per call",
-    "branch-changes": "Python branch that changes per call",
+    "host-sync": N_("host synchronisation"),
+    "host-copy": N_("copy to host memory"),
+    "host-tensor": N_("tensor built from host data"),
+    "data-dependent-shape": N_("data-dependent shape"),
+    "optimizer": N_("non-capturable optimizer"),
+    "collective": N_("collective"),
+    "rng-generator": N_("random numbers from an unregistered generator"),
+    "changing-scalar": N_("value that changes per call"),
+    "branch-changes": N_("Python branch that changes per call"),
 }

@@ -14,9 +14,12 @@ from typing import Any
 
 import numpy as np
 
+from graphlab.language import N_
 from graphlab.simulator import calibrated, eager, model_step, simulate
 from graphlab.trace.gaps import busy_intervals
 from graphlab.trace.timeline import Timeline
+
+from .words import Text
 
 __all__ = [
     "ASSUMED_KERNEL_US",
@@ -38,13 +41,14 @@ def measured_profile(fn: Callable[..., Any], inputs: Sequence[Any], steps: int) 
     from graphlab.timing.profiled import profiled_timeline
 
     timeline = profiled_timeline(lambda i: fn(*inputs), steps)
-    return profile_of(timeline, steps, source="torch.profiler, eager calls back to back")
+    source = Text(N_("torch.profiler, eager calls back to back"))
+    return profile_of(timeline, steps, source=source)
 
 
-def kernels_text(count: float) -> str:
+def kernels_text(count: float) -> Text:
     """``count`` kernels in words, rounded to a whole number: "1 kernel", "46 kernels"."""
     whole = round(count)
-    return f"{whole} kernel" if whole == 1 else f"{whole} kernels"
+    return Text(N_("{n} kernel") if whole == 1 else N_("{n} kernels"), n=whole)
 
 
 def estimated_profile(ops: Sequence[str], steps: int) -> dict[str, Any]:
@@ -52,9 +56,13 @@ def estimated_profile(ops: Sequence[str], steps: int) -> dict[str, Any]:
     parameters, back to back as a real loop runs them."""
     step = model_step([ASSUMED_KERNEL_US] * max(len(ops), 1), list(ops) or ["kernel"])
     timeline = simulate(eager(step, calibrated(), iterations=steps))
-    source = (
-        f"estimate: simulator calibrated on an NVIDIA H200, assuming {kernels_text(len(ops))} of "
-        f"{ASSUMED_KERNEL_US:g} µs (one per operation seen on the CPU)"
+    source = Text(
+        N_(
+            "estimate: simulator calibrated on an NVIDIA H200, assuming {kernels} of {us} µs "
+            "(one per operation seen on the CPU)"
+        ),
+        kernels=kernels_text(len(ops)),
+        us=f"{ASSUMED_KERNEL_US:g}",
     )
     return profile_of(timeline, steps, source=source)
 

@@ -16,7 +16,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from graphlab.language import N_
+
 from .profile import kernels_text
+from .words import Text
 
 __all__ = ["GPU_BOUND_IDLE", "recommend"]
 
@@ -33,38 +36,59 @@ def recommend(
 ) -> tuple[str, str, list[str]]:
     """``(verdict, one-line advice, evidence)``; verdict is one of "full graph", "piecewise",
     "reduce-overhead" and "not worth it"."""
-    evidence = [
-        f"{kernels_text(profile['kernels_per_step'])} per step, GPU idle "
-        f"{profile['idle_fraction']:.0%} of the step ({profile['source']})"
+    evidence: list[str] = [
+        Text(
+            N_("{kernels} per step, GPU idle {idle:.0%} of the step ({source})"),
+            kernels=kernels_text(profile["kernels_per_step"]),
+            idle=profile["idle_fraction"],
+            source=profile["source"],
+        )
     ]
     if blockers:
         lines = ", ".join(_where(b) for b in blockers[:4]) + (" ..." if len(blockers) > 4 else "")
-        evidence.append(f"{len(blockers)} blocker(s): {lines}")
+        evidence.append(Text(N_("{count} blocker(s): {lines}"), count=len(blockers), lines=lines))
         return (
             "piecewise",
-            "Fix the blockers below for a full graph; until then capture the parts between "
-            f"them and run these lines eagerly: {lines}.",
+            Text(
+                N_(
+                    "Fix the blockers below for a full graph; until then capture the parts "
+                    "between them and run these lines eagerly: {lines}."
+                ),
+                lines=lines,
+            ),
             evidence,
         )
     if profile["idle_fraction"] < GPU_BOUND_IDLE:
-        evidence.append("the GPU is busy almost all the time: there are no launch gaps to remove")
-        return "not worth it", "The step is GPU-bound: a graph cannot make it faster.", evidence
+        evidence.append(
+            Text(N_("the GPU is busy almost all the time: there are no launch gaps to remove"))
+        )
+        advice = Text(N_("The step is GPU-bound: a graph cannot make it faster."))
+        return "not worth it", advice, evidence
     if timing is None:
-        advice = "It captures and replays equal to eager: capture the whole step."
+        advice = Text(N_("It captures and replays equal to eager: capture the whole step."))
         return "full graph", advice, evidence
     saving = timing["eager_us"] - timing["replay_us"]
     evidence.append(
-        f"{timing['eager_us']:.1f} µs eager vs {timing['replay_us']:.1f} µs replay per step, "
-        f"end to end ({timing['source']})"
+        Text(
+            N_("{eager:.1f} µs eager vs {replay:.1f} µs replay per step, end to end ({source})"),
+            eager=timing["eager_us"],
+            replay=timing["replay_us"],
+            source=timing["source"],
+        )
     )
     n_star = timing["break_even_calls"]
     if saving <= 0 or n_star is None:
-        return "not worth it", "A replay is not faster end to end: keep it eager.", evidence
-    evidence.append(f"the capture pays for itself after {n_star:,.0f} calls")
+        advice = Text(N_("A replay is not faster end to end: keep it eager."))
+        return "not worth it", advice, evidence
+    evidence.append(Text(N_("the capture pays for itself after {calls:,.0f} calls"), calls=n_star))
     if n_star > expected_calls:
         return (
             "not worth it",
-            f"Break-even after {n_star:,.0f} calls, beyond this run's {expected_calls:,}.",
+            Text(
+                N_("Break-even after {calls:,.0f} calls, beyond this run's {expected:,}."),
+                calls=n_star,
+                expected=expected_calls,
+            ),
             evidence,
         )
     if (
@@ -73,19 +97,31 @@ def recommend(
         and (compiled["per_step_us"] <= timing["replay_us"])
     ):
         evidence.append(
-            f"torch.compile reduce-overhead replayed every call at {compiled['per_step_us']:.1f} "
-            "µs per step"
+            Text(
+                N_("torch.compile reduce-overhead replayed every call at {us:.1f} µs per step"),
+                us=compiled["per_step_us"],
+            )
         )
         return (
             "reduce-overhead",
-            "torch.compile(mode='reduce-overhead') replays every call at least as fast as a "
-            "manual graph, and manages the static buffers for you.",
+            Text(
+                N_(
+                    "torch.compile(mode='reduce-overhead') replays every call at least as fast "
+                    "as a manual graph, and manages the static buffers for you."
+                )
+            ),
             evidence,
         )
     return (
         "full graph",
-        f"Capture the whole step: {saving:.1f} µs saved per call, paid back after "
-        f"{n_star:,.0f} calls.",
+        Text(
+            N_(
+                "Capture the whole step: {saving:.1f} µs saved per call, paid back after "
+                "{calls:,.0f} calls."
+            ),
+            saving=saving,
+            calls=n_star,
+        ),
         evidence,
     )
 

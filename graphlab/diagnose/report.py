@@ -16,8 +16,20 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
+from graphlab.language import N_
+from graphlab.language import gettext as _
+
 from .fixes import TITLES
 from .profile import kernels_text
+from .words import shown
+
+# The verdicts as a report names them; the data (and --json) keeps them in English.
+_VERDICTS = {
+    "full graph": N_("full graph"),
+    "piecewise": N_("piecewise"),
+    "reduce-overhead": N_("reduce-overhead"),
+    "not worth it": N_("not worth it"),
+}
 
 __all__ = ["Report"]
 
@@ -50,99 +62,137 @@ class Report:
         """``(title, lines)`` of each section, in the order shown."""
         d = self._data
         p = d["profile"]
+        bound = (
+            _("launch-bound (the GPU waits for the host)")
+            if p["launch_bound"]
+            else _("not launch-bound")
+        )
         profile = [
-            f"{kernels_text(p['kernels_per_step'])} per step; GPU idle {p['idle_fraction']:.0%}; "
-            + (
-                "launch-bound (the GPU waits for the host)"
-                if p["launch_bound"]
-                else "not launch-bound"
+            _("{kernels} per step; GPU idle {idle:.0%}; {bound}").format(
+                kernels=kernels_text(p["kernels_per_step"]).shown(),
+                idle=p["idle_fraction"],
+                bound=bound,
             ),
-            f"source: {p['source']}",
+            _("source: {source}").format(source=shown(p["source"])),
         ]
         profile += [
-            f"gap of {g['us']:.1f} µs after {g['after']} before {g['before']}"
+            _("gap of {us:.1f} µs after {after} before {before}").format(
+                us=g["us"], after=g["after"], before=g["before"]
+            )
             for g in p["widest_gaps"]
         ]
         capture = d["capture"]
         if capture["captured"]:
             attempt = [
-                "captured; replay "
-                + ("equals" if capture["replay_equals_eager"] else "DIFFERS from")
-                + f" eager on new inputs ({capture['difference']})"
+                (
+                    _("captured; replay equals eager on new inputs ({difference})")
+                    if capture["replay_equals_eager"]
+                    else _("captured; replay DIFFERS from eager on new inputs ({difference})")
+                ).format(difference=shown(capture["difference"]))
             ]
             if capture.get("pool_bytes") is not None:
                 mib = capture["pool_bytes"] / 2**20
-                where = (
-                    ""
+                pool = (
+                    _("memory of the graph's private pool: {mib:.2f} MiB")
                     if d["backend"].startswith("live")
-                    else " (emulator: the bytes of its tensors; a GPU reserves 2 MiB segments)"
+                    else _(
+                        "memory of the graph's private pool: {mib:.2f} MiB (emulator: the bytes "
+                        "of its tensors; a GPU reserves 2 MiB segments)"
+                    )
                 )
-                attempt.append(f"memory of the graph's private pool: {mib:.2f} MiB{where}")
+                attempt.append(pool.format(mib=mib))
         else:
-            attempt = [f"capture failed: {capture['error']}", f"({capture['explanation']})"]
+            attempt = [
+                _("capture failed: {error}").format(error=capture["error"]),
+                f"({capture['explanation']})",
+            ]
         blockers = [
-            f"{_where(b)}  {TITLES[b['kind']]}: {b['message']}\n      fix: {b['fix']}"
+            _("{where}  {title}: {message}\n      fix: {fix}").format(
+                where=_where(b),
+                title=_(TITLES[b["kind"]]),
+                message=shown(b["message"]),
+                fix=_(b["fix"]),
+            )
             for b in d["blockers"]
-        ] or ["none found"]
+        ] or [_("none found")]
+        verdict = d["recommendation"]
         return [
-            (f"Recommendation: {d['recommendation']}", [d["advice"], *d["evidence"]]),
-            (f"Blockers ({len(d['blockers'])})", blockers),
-            ("Capture attempt", attempt),
-            ("Eager profile", profile),
-            ("If captured", self._timing_lines()),
-            ("torch.compile reduce-overhead", self._compiled_lines()),
-            ("Shapes", self._shape_lines()),
+            (
+                _("Recommendation: {verdict}").format(verdict=_(_VERDICTS.get(verdict, verdict))),
+                [shown(d["advice"]), *map(shown, d["evidence"])],
+            ),
+            (_("Blockers ({count})").format(count=len(d["blockers"])), blockers),
+            (_("Capture attempt"), attempt),
+            (_("Eager profile"), profile),
+            (_("If captured"), self._timing_lines()),
+            (_("torch.compile reduce-overhead"), self._compiled_lines()),
+            (_("Shapes"), self._shape_lines()),
         ]
 
     def _timing_lines(self) -> list[str]:
         t = self._data["timing"]
         if t is None:
-            return ["no timing: the step does not capture cleanly yet"]
+            return [_("no timing: the step does not capture cleanly yet")]
         n_star = t["break_even_calls"]
+        capture_ms = t["capture_us"] / 1000
         lines = [
-            f"per step, end to end with input copies: eager {t['eager_us']:.1f} µs, "
-            f"replay {t['replay_us']:.1f} µs",
-            f"capture {t['capture_us'] / 1000:.2f} ms"
-            + (
-                ""
-                if t["first_replay_us"] is None
-                else f", first replay {t['first_replay_us']:.1f} µs"
+            _(
+                "per step, end to end with input copies: eager {eager:.1f} µs, "
+                "replay {replay:.1f} µs"
+            ).format(eager=t["eager_us"], replay=t["replay_us"]),
+            _("capture {ms:.2f} ms").format(ms=capture_ms)
+            if t["first_replay_us"] is None
+            else _("capture {ms:.2f} ms, first replay {first:.1f} µs").format(
+                ms=capture_ms, first=t["first_replay_us"]
             ),
-            "break-even: never (a replay is not faster)"
+            _("break-even: never (a replay is not faster)")
             if n_star is None
-            else f"break-even after {n_star:,.1f} calls",
-            f"source: {t['source']}",
+            else _("break-even after {calls:,.1f} calls").format(calls=n_star),
+            _("source: {source}").format(source=shown(t["source"])),
         ]
         return lines
 
     def _compiled_lines(self) -> list[str]:
         c = self._data["compiled"]
         if "needs_gpu" in c:
-            return [f"not run: {c['needs_gpu']}"]
+            return [_("not run: {reason}").format(reason=shown(c["needs_gpu"]))]
         if "skipped" in c:
-            return [f"not run ({c['skipped']})"]
+            return [_("not run ({reason})").format(reason=shown(c["skipped"]))]
         if "error" in c:
-            return [f"failed: {c['error']}"]
+            return [_("failed: {error}").format(error=c["error"])]
         lines = [
-            f"{c['replays']} replays over the steady calls ({c['partitions']:g} per call), "
-            f"{c['skips']} skips, {c['per_step_us']:.1f} µs per step end to end"
+            _(
+                "{replays} replays over the steady calls ({partitions:g} per call), {skips} "
+                "skips, {us:.1f} µs per step end to end"
+            ).format(
+                replays=c["replays"],
+                partitions=c["partitions"],
+                skips=c["skips"],
+                us=c["per_step_us"],
+            )
         ]
-        return lines + [f"skip: {reason}" for reason in c["skip_reasons"]]
+        return lines + [_("skip: {reason}").format(reason=reason) for reason in c["skip_reasons"]]
 
     def _shape_lines(self) -> list[str]:
         s = self._data["shapes"]
         if s["calls"] < 2:
-            return ["one example shape (give more_inputs= to see buckets and padding)"]
+            return [_("one example shape (give more_inputs= to see buckets and padding)")]
         return [
-            f"{s['calls']} example calls, {s['graphs']} distinct shapes: one graph each",
-            f"or one graph of {s['pad_to_rows']} rows: {s['padding_fraction']:.0%} of rows padding",
+            _("{calls} example calls, {graphs} distinct shapes: one graph each").format(
+                calls=s["calls"], graphs=s["graphs"]
+            ),
+            _("or one graph of {rows} rows: {padding:.0%} of rows padding").format(
+                rows=s["pad_to_rows"], padding=s["padding_fraction"]
+            ),
         ]
 
     def __str__(self) -> str:
         d = self._data
-        head = f"graphlab diagnose ({d['backend']}): " + (
-            "capturable" if d["capturable"] else "not capturable as it is"
-        )
+        head = (
+            _("graphlab diagnose ({backend}): capturable")
+            if d["capturable"]
+            else _("graphlab diagnose ({backend}): not capturable as it is")
+        ).format(backend=shown(d["backend"]))
         parts = [head]
         for title, lines in self.sections():
             parts.append(title)
@@ -155,12 +205,13 @@ class Report:
     # -- HTML ------------------------------------------------------------------------------
     def _repr_html_(self) -> str:
         d = self._data
-        verdict = "captures" if d["capturable"] else "does not capture as it is"
+        verdict = _("captures") if d["capturable"] else _("does not capture as it is")
         colour = "#1a7f37" if d["capturable"] else "#b35900"
         out = [
             "<div class='graphlab-diagnose'>",
             f"<h4 style='margin:0'>graphlab diagnose: <span style='color:{colour}'>"
-            f"{verdict}</span> <small>({html.escape(d['backend'])})</small></h4>",
+            f"{html.escape(verdict)}</span> <small>({html.escape(shown(d['backend']))})</small>"
+            "</h4>",
         ]
         sections = self.sections()
         # The recommendation first, then the blockers as a table, then the evidence.
@@ -168,13 +219,16 @@ class Report:
         if d["blockers"]:
             rows = "".join(
                 f"<tr><td><code>{html.escape(_where(b))}</code></td>"
-                f"<td>{html.escape(TITLES[b['kind']])}</td><td>{html.escape(b['message'])}</td>"
-                f"<td>{html.escape(b['fix'])}</td></tr>"
+                f"<td>{html.escape(_(TITLES[b['kind']]))}</td>"
+                f"<td>{html.escape(shown(b['message']))}</td>"
+                f"<td>{html.escape(_(b['fix']))}</td></tr>"
                 for b in d["blockers"]
             )
+            heads = (_("line"), _("blocker"), _("what happens"), _("fix"))
             out.append(
-                "<table><tr><th>line</th><th>blocker</th><th>what happens</th><th>fix</th></tr>"
-                f"{rows}</table>"
+                "<table><tr>"
+                + "".join(f"<th>{html.escape(head)}</th>" for head in heads)
+                + f"</tr>{rows}</table>"
             )
         out.extend(_html_section(*section) for section in sections[2:])
         out.append("</div>")
@@ -257,7 +311,7 @@ def _where(blocker: dict[str, Any]) -> str:
     Python is installed), else the path as given."""
     file = blocker["file"]
     if file is None:
-        return "(no source line)"
+        return _("(no source line)")
     path = Path(file)
     on_path = sorted((Path(p).resolve() for p in sys.path if p), key=lambda r: -len(r.parts))
     roots = [Path.cwd(), *on_path]

@@ -31,6 +31,7 @@ import torch
 from graphlab.emulator import CUDAGraph as EmulatedGraph
 from graphlab.emulator import updates as emulated
 from graphlab.errors import GraphUpdateError
+from graphlab.language import gettext as _
 from graphlab.support.graph_updates import GraphNode
 
 from .conditional import WhileLoop, jacobi_reference
@@ -53,15 +54,19 @@ def _on_emulator(**graphs: object) -> bool:
     for role, graph in graphs.items():
         if not isinstance(graph, (EmulatedGraph, torch.cuda.CUDAGraph)):
             raise GraphUpdateError(
-                f"The {role} graph is {_shown(graph)}, not a CUDA graph: pass a "
-                "cuda.CUDAGraph(keep_graph=True) that captured your step (from graphlab import "
-                "cuda)."
+                _(
+                    "The {role} graph is {graph}, not a CUDA graph: pass a "
+                    "cuda.CUDAGraph(keep_graph=True) that captured your step (from graphlab "
+                    "import cuda)."
+                ).format(role=role, graph=_shown(graph))
             )
     kinds = {isinstance(g, EmulatedGraph) for g in graphs.values()}
     if len(kinds) > 1:
         raise GraphUpdateError(
-            "One graph is the emulator's and the other torch's: capture both with the same "
-            "`cuda` (from graphlab import cuda)."
+            _(
+                "One graph is the emulator's and the other torch's: capture both with "
+                "the same `cuda` (from graphlab import cuda)."
+            )
         )
     return kinds == {True}
 
@@ -114,8 +119,10 @@ def set_kernel_node(target: Any, source: Any, index: int) -> None:
     # bool is an int to Python, but True is no node number; nor is 1.0 or "0".
     if isinstance(index, bool) or not isinstance(index, numbers.Integral):
         raise GraphUpdateError(
-            f"The node index is {_shown(index)}: give a node's number as an int, from 0 (as "
-            "graph_nodes(graph) numbers them)."
+            _(
+                "The node index is {index}: give a node's number as an int, from 0 (as "
+                "graph_nodes(graph) numbers them)."
+            ).format(index=_shown(index))
         )
     index = int(index)
     if _on_emulator(target=target, source=source):

@@ -40,6 +40,7 @@ from typing import Any
 import numpy as np
 
 from graphlab.errors import GraphlabError, NeedsGPUError
+from graphlab.language import gettext as _
 
 __all__ = ["KERNEL_SOURCE", "LoopResult", "WhileLoop", "jacobi_reference"]
 
@@ -93,11 +94,21 @@ class LoopResult:
 
 def _check(n: int, tol: float, max_sweeps: int) -> None:
     if isinstance(n, bool) or not isinstance(n, int) or not 1 <= n <= MAX_POINTS:
-        raise GraphlabError(f"n is {n!r}: use a whole number of points from 1 to {MAX_POINTS}")
+        raise GraphlabError(
+            _("n is {n}: use a whole number of points from 1 to {max_points}").format(
+                n=repr(n), max_points=MAX_POINTS
+            )
+        )
     if not tol > 0:
-        raise GraphlabError(f"tol is {tol!r}: use a positive tolerance, e.g. 1e-4")
+        raise GraphlabError(
+            _("tol is {tol}: use a positive tolerance, e.g. 1e-4").format(tol=repr(tol))
+        )
     if isinstance(max_sweeps, bool) or not isinstance(max_sweeps, int) or max_sweeps < 1:
-        raise GraphlabError(f"max_sweeps is {max_sweeps!r}: use a whole number from 1 up")
+        raise GraphlabError(
+            _("max_sweeps is {max_sweeps}: use a whole number from 1 up").format(
+                max_sweeps=repr(max_sweeps)
+            )
+        )
 
 
 def jacobi_reference(n: int = 32, tol: float = 1e-4, max_sweeps: int = 100_000) -> LoopResult:
@@ -123,9 +134,12 @@ def _nvcc() -> str:
     found = shutil.which("nvcc") or shutil.which(str(Path(home) / "bin" / "nvcc"))
     if found is None:
         raise NeedsGPUError(
-            "A WHILE node needs its kernel compiled by the CUDA toolkit's nvcc (12.3 or later), "
-            "and none is on PATH or in $CUDA_HOME/bin: install the toolkit or set CUDA_HOME. "
-            "graphlab.editing.conditional.jacobi_reference runs the same loop in NumPy."
+            _(
+                "A WHILE node needs its kernel compiled by the CUDA toolkit's nvcc (12.3 "
+                "or later), and none is on PATH or in $CUDA_HOME/bin: install the "
+                "toolkit or set CUDA_HOME. graphlab.editing.conditional.jacobi_reference "
+                "runs the same loop in NumPy."
+            )
         )
     return found
 
@@ -141,7 +155,11 @@ def _compile(arch: str) -> bytes:
             [*command, "-o", str(cubin), str(source)], capture_output=True, text=True
         )
         if done.returncode != 0:
-            raise GraphlabError(f"nvcc could not compile the sweep kernel: {done.stderr.strip()}")
+            raise GraphlabError(
+                _("nvcc could not compile the sweep kernel: {stderr}").format(
+                    stderr=done.stderr.strip()
+                )
+            )
         return cubin.read_bytes()
 
 
@@ -153,16 +171,20 @@ class _Driver:
             from cuda.bindings import driver
         except ImportError:
             raise GraphlabError(
-                "A WHILE node is built with NVIDIA's cuda-bindings package, which is not "
-                "installed: pip install 'cuda-bindings' (the CUDA major version of this torch "
-                "build), then restart the kernel."
+                _(
+                    "A WHILE node is built with NVIDIA's cuda-bindings package, which is not "
+                    "installed: pip install 'cuda-bindings' (the CUDA major version of this "
+                    "torch build), then restart the kernel."
+                )
             ) from None
         self.d = driver
 
     def __call__(self, result: Any, what: str) -> Any:
         status, *values = result
         if status != self.d.CUresult.CUDA_SUCCESS:
-            raise GraphlabError(f"{what} failed with {status.name}.")
+            raise GraphlabError(
+                _("{what} failed with {status}.").format(what=what, status=status.name)
+            )
         return values[0] if len(values) == 1 else values or None
 
 
@@ -179,9 +201,12 @@ class WhileLoop:
 
         if not torch.cuda.is_available():
             raise NeedsGPUError(
-                "A WHILE node runs on an NVIDIA GPU (driver for CUDA 12.3 or later) and torch "
-                "sees no CUDA device here. graphlab.editing.conditional.jacobi_reference runs "
-                "the same loop in NumPy; lesson 12 shows the loop recorded on an NVIDIA H200."
+                _(
+                    "A WHILE node runs on an NVIDIA GPU (driver for CUDA 12.3 or later) and "
+                    "torch sees no CUDA device here. "
+                    "graphlab.editing.conditional.jacobi_reference runs the same loop in "
+                    "NumPy; lesson 12 shows the loop recorded on an NVIDIA H200."
+                )
             )
         self.n, self.tol, self.max_sweeps = n, tol, max_sweeps
         self._torch = torch

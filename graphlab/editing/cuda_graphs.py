@@ -18,6 +18,7 @@ from typing import Any
 import torch
 
 from graphlab.errors import GraphlabError, GraphUpdateError
+from graphlab.language import gettext as _
 from graphlab.support.graph_updates import (
     GraphNode,
     check_kernel_pair,
@@ -36,9 +37,11 @@ def _driver() -> Any:
     except ImportError:
         major = (torch.version.cuda or "12").split(".")[0]
         raise GraphlabError(
-            "Changing a graph on the GPU needs NVIDIA's cuda-bindings package, which is not "
-            f"installed: pip install 'cuda-bindings=={major}.*' (the CUDA major version of this "
-            f"torch build, {torch.version.cuda}), then restart the kernel."
+            _(
+                "Changing a graph on the GPU needs NVIDIA's cuda-bindings package, which "
+                "is not installed: pip install 'cuda-bindings=={major}.*' (the CUDA "
+                "major version of this torch build, {cuda}), then restart the kernel."
+            ).format(major=major, cuda=torch.version.cuda)
         ) from None
     return driver
 
@@ -48,7 +51,10 @@ def _call(result: Any, what: str) -> Any:
     driver = _driver()
     status, *values = result
     if status != driver.CUresult.CUDA_SUCCESS:
-        raise GraphUpdateError(f"{what} failed with {status.name}.", reason=status.name)
+        raise GraphUpdateError(
+            _("{what} failed with {status}.").format(what=what, status=status.name),
+            reason=status.name,
+        )
     return values[0] if len(values) == 1 else values
 
 
@@ -64,8 +70,10 @@ def _raw(graph: Any, which: str, role: str) -> int:
     method, since, what, missing = _RAW[which]
     if not hasattr(graph, method):
         raise GraphUpdateError(
-            f"torch {torch.__version__} cannot hand out {what}: {method}() arrived in torch "
-            f"{since} (with CUDAGraph(keep_graph=True), torch 2.8)."
+            _(
+                "torch {version} cannot hand out {what}: {method}() arrived in torch "
+                "{since} (with CUDAGraph(keep_graph=True), torch 2.8)."
+            ).format(version=torch.__version__, what=what, method=method, since=since)
         )
     try:
         handle: int = getattr(graph, method)()
@@ -128,7 +136,7 @@ def exec_update(target: Any, source: Any) -> None:
     driver = _driver()
     executable = _raw_exec(target, "target")
     graph = _raw_graph(source, "source")
-    status, _ = driver.cuGraphExecUpdate(executable, graph)
+    status, _info = driver.cuGraphExecUpdate(executable, graph)
     if status == driver.CUresult.CUDA_SUCCESS:
         return
     try:
@@ -138,10 +146,13 @@ def exec_update(target: Any, source: Any) -> None:
     if refused is not None:
         raise refused
     raise GraphUpdateError(
-        f"CUDA refused to update the target from the source ({status.name}): the two graphs "
-        "differ in more than their nodes' parameters. Capture the source by running exactly "
-        "the same code on tensors of the same shapes and dtypes (keep the target's graph too, "
-        "CUDAGraph(keep_graph=True), and graphlab names the difference).",
+        _(
+            "CUDA refused to update the target from the source ({status}): the two "
+            "graphs differ in more than their nodes' parameters. Capture the source "
+            "by running exactly the same code on tensors of the same shapes and "
+            "dtypes (keep the target's graph too, CUDAGraph(keep_graph=True), and "
+            "graphlab names the difference)."
+        ).format(status=status.name),
         reason=status.name,
     )
 
@@ -164,7 +175,9 @@ def kernel_node_setter(target: Any, source: Any, index: int) -> Callable[[], Non
         status = driver.cuGraphExecKernelNodeSetParams(executable, node, params)[0]
         if status != driver.CUresult.CUDA_SUCCESS:
             raise GraphUpdateError(
-                f"CUDA refused to give node {index} the source's parameters ({status.name}).",
+                _("CUDA refused to give node {index} the source's parameters ({status}).").format(
+                    index=index, status=status.name
+                ),
                 reason=status.name,
             )
 

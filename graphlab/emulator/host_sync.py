@@ -27,6 +27,7 @@ from typing import Any
 import torch
 
 from graphlab.errors import CaptureError
+from graphlab.language import N_
 from graphlab.support.capture_errors import describe
 
 __all__ = [
@@ -51,10 +52,14 @@ ISOLATION = "cudaErrorStreamCaptureIsolation"
 
 
 READ = (
-    "copies a value from the GPU to host memory and waits for it, but captured work has not run "
-    "(capture only records it), so there is nothing to read yet.",
-    "read results after replay() and a synchronize(), outside the capture; keep host reads, "
-    "prints and `if tensor:` tests out of the captured region.",
+    N_(
+        "copies a value from the GPU to host memory and waits for it, but captured work has not "
+        "run (capture only records it), so there is nothing to read yet."
+    ),
+    N_(
+        "read results after replay() and a synchronize(), outside the capture; keep host reads, "
+        "prints and `if tensor:` tests out of the captured region."
+    ),
 )
 # torch's own refusal of a copy to pageable host memory (seen on the H200, torch 2.11).
 PAGEABLE_COPY = (
@@ -62,27 +67,37 @@ PAGEABLE_COPY = (
     "pinned. Please use tensor.pin_memory() or allocate the tensor with pin_memory=True."
 )
 COPY = (
-    "copies a tensor from the GPU into pageable host memory, which torch refuses during capture "
-    "(the capture itself goes on, and ends with the work captured before this line).",
-    "read results after replay() and a synchronize(), outside the capture; or, to capture the "
-    "copy itself, copy into a pinned buffer made beforehand: "
-    "`host = torch.empty(shape, pin_memory=True)` then `host.copy_(y, non_blocking=True)`.",
+    N_(
+        "copies a tensor from the GPU into pageable host memory, which torch refuses during "
+        "capture (the capture itself goes on, and ends with the work captured before this line)."
+    ),
+    N_(
+        "read results after replay() and a synchronize(), outside the capture; or, to capture the "
+        "copy itself, copy into a pinned buffer made beforehand: "
+        "`host = torch.empty(shape, pin_memory=True)` then `host.copy_(y, non_blocking=True)`."
+    ),
 )
 SYNC = (
-    "waits for the GPU, but captured work does not run during capture, so the wait could "
-    "never end.",
-    "synchronize before the capture begins or after it ends, never inside it.",
+    N_(
+        "waits for the GPU, but captured work does not run during capture, so the wait could "
+        "never end."
+    ),
+    N_("synchronize before the capture begins or after it ends, never inside it."),
 )
 DYNAMIC = (
-    "has an output whose shape depends on the data: its size must be copied back to the host "
-    "before the output can be allocated, and a graph's shapes are fixed at capture.",
-    "use a fixed-shape form instead: torch.where(mask, x, 0), masked_fill, multiplying by the "
-    "mask, or nonzero_static(size=...); or run this step outside the graph.",
+    N_(
+        "has an output whose shape depends on the data: its size must be copied back to the host "
+        "before the output can be allocated, and a graph's shapes are fixed at capture."
+    ),
+    N_(
+        "use a fixed-shape form instead: torch.where(mask, x, 0), masked_fill, multiplying by the "
+        "mask, or nonzero_static(size=...); or run this step outside the graph."
+    ),
 )
 
 _aten = torch.ops.aten
 _OPS = {
-    _aten._local_scalar_dense.default: ("reading a tensor's value", READ),
+    _aten._local_scalar_dense.default: (N_("reading a tensor's value"), READ),
     _aten.is_nonzero.default: ("`if tensor:` / bool(tensor)", READ),
     _aten.equal.default: ("torch.equal", READ),
     _aten.nonzero.default: ("nonzero", DYNAMIC),
@@ -93,9 +108,9 @@ _OPS = {
     _aten.bincount.default: ("bincount", DYNAMIC),
 }
 _MASKED_INDEX = {
-    _aten.index.Tensor: "indexing with a boolean mask (x[mask])",
-    _aten.index_put_.default: "assigning through a boolean mask (x[mask] = v)",
-    _aten.index_put.default: "assigning through a boolean mask (x[mask] = v)",
+    _aten.index.Tensor: N_("indexing with a boolean mask (x[mask])"),
+    _aten.index_put_.default: N_("assigning through a boolean mask (x[mask] = v)"),
+    _aten.index_put.default: N_("assigning through a boolean mask (x[mask] = v)"),
 }
 
 _T = torch.Tensor
@@ -107,12 +122,12 @@ _COPIES = {
 }
 _METHODS = {
     _T.item: ".item()",
-    _T.__repr__: "printing a tensor",
-    _T.__format__: "formatting a tensor",
+    _T.__repr__: N_("printing a tensor"),
+    _T.__format__: N_("formatting a tensor"),
     _T.__bool__: "`if tensor:` / bool(tensor)",
     _T.__float__: "float(tensor)",
     _T.__int__: "int(tensor)",
-    _T.__index__: "using a tensor as an index",
+    _T.__index__: N_("using a tensor as an index"),
 }
 
 
@@ -124,7 +139,7 @@ def op_problem(func: Any, args: Sequence[Any]) -> tuple[str, tuple[str, str]] | 
     if func in _MASKED_INDEX and _has_mask(args[1]) and not _fills_one_value(func, args):
         return _MASKED_INDEX[func], DYNAMIC
     if func is _aten.repeat_interleave.Tensor:
-        return "repeat_interleave with tensor repeats", DYNAMIC
+        return N_("repeat_interleave with tensor repeats"), DYNAMIC
     return None
 
 

@@ -61,6 +61,8 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from graphlab.errors import GraphlabError
+from graphlab.language import N_
+from graphlab.language import gettext as _
 
 from . import process_tree
 from .explanation import Explanation, explain
@@ -151,17 +153,20 @@ def isolated(
     _check_timeout(timeout)
     if _pickler.__name__ == "pickle" and getattr(fn, "__module__", None) == "__main__":
         raise GraphlabError(
-            f"{getattr(fn, '__name__', fn)!r} is defined in a notebook or script, which a child "
-            "process cannot import: `pip install cloudpickle` (it sends such functions by value), "
-            "or move the function into a module."
+            _(
+                "{name} is defined in a notebook or script, which a child process cannot import: "
+                "`pip install cloudpickle` (it sends such functions by value), or move the "
+                "function into a module."
+            ).format(name=repr(getattr(fn, "__name__", fn)))
         )
     try:
         payload = _dumps((fn, args, kwargs, _cell_sources()))
     except Exception as exc:
         raise GraphlabError(
-            f"cannot send {getattr(fn, '__name__', fn)!r} and its arguments to a child process "
-            f"({type(exc).__name__}: {exc}): pass plain data (numbers, strings, lists, tensors), "
-            "not open files, generators or locks"
+            _(
+                "cannot send {name} and its arguments to a child process ({error}): pass plain "
+                "data (numbers, strings, lists, tensors), not open files, generators or locks"
+            ).format(name=repr(getattr(fn, "__name__", fn)), error=f"{type(exc).__name__}: {exc}")
         ) from None
     ctx = multiprocessing.get_context("spawn")
     out_r, out_w = ctx.Pipe(duplex=False)
@@ -218,8 +223,10 @@ def _check_timeout(timeout: object) -> None:
         or timeout <= 0
     ):
         raise GraphlabError(
-            f"timeout={timeout!r} is not a time limit: give the seconds the run may take as a "
-            "number above zero (e.g. timeout=30), or timeout=None to wait for ever"
+            _(
+                "timeout={timeout} is not a time limit: give the seconds the run may take as a "
+                "number above zero (e.g. timeout=30), or timeout=None to wait for ever"
+            ).format(timeout=repr(timeout))
         )
 
 
@@ -236,7 +243,8 @@ def demonstrate(
     except IsolatedFailure as failure:
         _show(failure.explanation)
         return failure
-    print(f"{getattr(fn, '__name__', 'the demonstration')} finished without an error.")
+    name = fn.__name__ if hasattr(fn, "__name__") else _("the demonstration")
+    print(_("{name} finished without an error.").format(name=name))
     return result
 
 
@@ -389,14 +397,18 @@ def _result(
 ) -> Any:
     if timed_out:
         raise IsolatedFailure(
-            f"the isolated run did not finish within {timeout:g} s and was stopped",
+            _("the isolated run did not finish within {seconds} s and was stopped").format(
+                seconds=f"{timeout:g}"
+            ),
             _timeout_explanation(timeout),
             exitcode=exitcode,
             timed_out=True,
         )
     if outcome is None:
         raise IsolatedFailure(
-            f"the isolated process ended without returning: {_describe_exit(exitcode)}",
+            _("the isolated process ended without returning: {how}").format(
+                how=_describe_exit(exitcode)
+            ),
             _crash_explanation(exitcode, stderr_tail),
             exitcode=exitcode,
         )
@@ -406,19 +418,19 @@ def _result(
     if kind in _NOT_SENT:
         message, key, cause, fix = _NOT_SENT[kind]
         raise IsolatedFailure(
-            f"{message} ({value})",
+            _("{message} ({error})").format(message=_(message), error=value),
             Explanation(
                 key=key,
-                title="The outcome could not be sent back from the child process",
+                title=_("The outcome could not be sent back from the child process"),
                 seen=value,
-                cause=cause,
-                fix=fix,
+                cause=_(cause),
+                fix=_(fix),
                 lesson="",
             ),
             exitcode=exitcode,
         )
     raise IsolatedFailure(
-        f"the isolated run raised {value['summary']}",
+        _("the isolated run raised {error}").format(error=value["summary"]),
         value["explanation"],
         exitcode=exitcode,
         child_traceback=value["traceback"],
@@ -428,19 +440,23 @@ def _result(
 # An outcome the child could not pickle, or that this process could not load: what to say.
 _NOT_SENT = {
     "unpicklable": (
-        "the function finished but its result could not be sent back",
+        N_("the function finished but its result could not be sent back"),
         "result-not-picklable",
-        "Results travel between processes by pickling; this one cannot be pickled.",
-        "Return plain data (numbers, lists, dicts, CPU tensors) instead.",
+        N_("Results travel between processes by pickling; this one cannot be pickled."),
+        N_("Return plain data (numbers, lists, dicts, CPU tensors) instead."),
     ),
     "unloadable": (
-        "the child's result or exception was sent back but cannot be rebuilt here",
+        N_("the child's result or exception was sent back but cannot be rebuilt here"),
         "result-not-loadable",
-        "Outcomes travel between processes by pickling; this one pickled in the child but does "
-        "not load here, as happens with an exception class whose __init__ needs more arguments "
-        "than it passes to Exception (unpickling calls it with those alone).",
-        "Return plain data (numbers, lists, dicts, CPU tensors); for your own exception class, "
-        "pass every argument of __init__ on to super().__init__(...).",
+        N_(
+            "Outcomes travel between processes by pickling; this one pickled in the child but "
+            "does not load here, as happens with an exception class whose __init__ needs more "
+            "arguments than it passes to Exception (unpickling calls it with those alone)."
+        ),
+        N_(
+            "Return plain data (numbers, lists, dicts, CPU tensors); for your own exception "
+            "class, pass every argument of __init__ on to super().__init__(...)."
+        ),
     ),
 }
 
@@ -448,10 +464,10 @@ _NOT_SENT = {
 def _describe_exit(exitcode: int | None) -> str:
     if exitcode is not None and exitcode < 0:
         try:
-            return f"killed by signal {signal.Signals(-exitcode).name}"
+            return _("killed by signal {signal}").format(signal=signal.Signals(-exitcode).name)
         except ValueError:
-            return f"killed by signal {-exitcode}"
-    return f"exit status {exitcode}"
+            return _("killed by signal {signal}").format(signal=-exitcode)
+    return _("exit status {status}").format(status=exitcode)
 
 
 def _crash_explanation(exitcode: int | None, stderr_tail: str) -> Explanation:
@@ -462,14 +478,14 @@ def _crash_explanation(exitcode: int | None, stderr_tail: str) -> Explanation:
         return from_output
     return Explanation(
         key="child-crashed",
-        title="The demonstration's process died",
+        title=_("The demonstration's process died"),
         seen=_describe_exit(exitcode),
-        cause=(
+        cause=_(
             "The child process ended without returning or raising: a crash in native code "
             "(a segmentation fault, an abort in CUDA or NCCL) or an explicit os._exit(). Its "
             "output above shows what it printed last."
         ),
-        fix=(
+        fix=_(
             "Your own Python session is unaffected. Read the child's last output above; run the "
             "demonstration step by step, still isolated, to find the line that kills it."
         ),
@@ -480,14 +496,14 @@ def _crash_explanation(exitcode: int | None, stderr_tail: str) -> Explanation:
 def _timeout_explanation(timeout: float | None) -> Explanation:
     return Explanation(
         key="child-timeout",
-        title="The demonstration hung and was stopped",
-        seen=f"no result after {timeout:g} s",
-        cause=(
+        title=_("The demonstration hung and was stopped"),
+        seen=_("no result after {seconds} s").format(seconds=f"{timeout:g}"),
+        cause=_(
             "The child process was still running at the time limit. With CUDA graphs this is "
             "usually a wait that can never end: a collective that another rank never launches, "
             "or a stream waiting on an event that is never recorded."
         ),
-        fix=(
+        fix=_(
             "Your own Python session is unaffected. Check that every rank runs the same "
             "collectives in the same order, or give the demonstration a longer timeout if it "
             "was merely slow."

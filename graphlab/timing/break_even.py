@@ -19,6 +19,7 @@ import math
 import numpy as np
 
 from graphlab.errors import GraphlabError, TimingError
+from graphlab.language import gettext as _
 
 __all__ = ["break_even", "check_duration", "cumulative_totals"]
 
@@ -79,7 +80,7 @@ def cumulative_totals(
     except (TypeError, ValueError, OverflowError):
         n = np.asarray(np.nan)
     if np.any(~np.isfinite(n)) or np.any(n < 0):
-        raise TimingError("step counts must be finite, non-negative numbers")
+        raise TimingError(_("step counts must be finite, non-negative numbers"))
     capture = check_duration("capture_us", capture_us)
     eager_total = n * check_duration("eager_us", eager_us)
     return eager_total, capture + n * check_duration("replay_us", replay_us)

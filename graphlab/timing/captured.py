@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from graphlab.errors import CaptureError, GraphlabError, NeedsGPUError
+from graphlab.language import gettext as _
 from graphlab.support.capture_errors import first_cuda_error
 
 from .side_stream import side_stream
@@ -46,10 +47,12 @@ def require_gpu(what: str) -> None:
 
     if not torch.cuda.is_available():
         raise NeedsGPUError(
-            f"{what} measures real GPU time, and torch sees no CUDA device on this machine. "
-            "Timings recorded on a real GPU ship with graphlab: list them with "
-            "`graphlab recordings` (or graphlab.recordings()) and load one with "
-            "graphlab.recording(name)."
+            _(
+                "{what} measures real GPU time, and torch sees no CUDA device on this "
+                "machine. Timings recorded on a real GPU ship with graphlab: list them "
+                "with `graphlab recordings` (or graphlab.recordings()) and load one with "
+                "graphlab.recording(name)."
+            ).format(what=what)
         )
 
 
@@ -80,8 +83,10 @@ class Captured:
         """Copy ``inputs`` into the static buffers, replay, and return clones of the outputs."""
         if len(inputs) != len(self.static):
             raise GraphlabError(
-                f"the graph was captured with {len(self.static)} inputs, not {len(inputs)}: "
-                "pass one new tensor per captured input, in the same order"
+                _(
+                    "the graph was captured with {count} inputs, not {count2}: pass one new "
+                    "tensor per captured input, in the same order"
+                ).format(count=len(self.static), count2=len(inputs))
             )
         for buffer, new in zip(self.static, inputs, strict=True):
             buffer.copy_(new)
@@ -109,7 +114,11 @@ def capture(fn: Callable[..., Any], *inputs: torch.Tensor, warmup: int = 3) -> C
 
 def check_count(what: str, value: int) -> None:
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise GraphlabError(f"{what} must be a whole number of at least 1, not {value!r}")
+        raise GraphlabError(
+            _("{what} must be a whole number of at least 1, not {value}").format(
+                what=what, value=repr(value)
+            )
+        )
 
 
 def check_inputs(inputs: Sequence[Any]) -> None:
@@ -118,13 +127,17 @@ def check_inputs(inputs: Sequence[Any]) -> None:
     for position, x in enumerate(inputs):
         if not isinstance(x, torch.Tensor):
             raise GraphlabError(
-                f"input {position} is a {type(x).__name__}, not a tensor: pass tensors as inputs "
-                "and close over other values in fn (a graph freezes them at capture anyway)"
+                _(
+                    "input {position} is a {type}, not a tensor: pass tensors as inputs and "
+                    "close over other values in fn (a graph freezes them at capture anyway)"
+                ).format(position=position, type=type(x).__name__)
             )
         if x.device.type != "cuda":
             raise GraphlabError(
-                f"input {position} is on {x.device}, not on the GPU: move it with x.cuda() "
-                "(a CUDA graph can only read GPU memory)"
+                _(
+                    "input {position} is on {device}, not on the GPU: move it with x.cuda() "
+                    "(a CUDA graph can only read GPU memory)"
+                ).format(position=position, device=x.device)
             )
 
 
@@ -181,9 +194,11 @@ def capture_graph(
         # put the caller's stream back so that later work does not silently run on ours.
         torch.cuda.set_stream(caller_stream)
         raise CaptureError(
-            f"fn could not be captured into a CUDA graph: {exc}. Remove host syncs (.item(), "
-            "print of a GPU value, .cpu()), CPU tensors and data-dependent shapes from fn; "
-            "graphlab.explain(error) says more.",
+            _(
+                "fn could not be captured into a CUDA graph: {exc}. Remove host syncs "
+                "(.item(), print of a GPU value, .cpu()), CPU tensors and data-dependent "
+                "shapes from fn; graphlab.explain(error) says more."
+            ).format(exc=exc),
             cuda_error=first_cuda_error(exc),
         ) from exc
     torch.cuda.synchronize()

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from graphlab.errors import GraphlabError
+from graphlab.language import gettext as _
 
 from .captured import (
     FRESH_INPUT_SETS,
@@ -55,9 +56,13 @@ def measure_cumulative_totals(
     """
     counts = tuple(counts)
     if not counts or any(isinstance(n, bool) or not isinstance(n, int) or n < 1 for n in counts):
-        raise GraphlabError(f"counts must be positive whole numbers, not {counts!r}")
+        raise GraphlabError(
+            _("counts must be positive whole numbers, not {counts}").format(counts=repr(counts))
+        )
     if list(counts) != sorted(set(counts)):
-        raise GraphlabError(f"counts must be strictly increasing, not {counts!r}")
+        raise GraphlabError(
+            _("counts must be strictly increasing, not {counts}").format(counts=repr(counts))
+        )
     check_count("repeats", repeats)
     check_count("warmup", warmup)
     require_gpu("graphlab.timing.cumulative.measure_cumulative_totals")
@@ -71,7 +76,7 @@ def measure_cumulative_totals(
     warm_up(fn, static, side, warmup)
 
     eager_runs, graph_runs = [], []
-    for _ in range(repeats):
+    for _repeat in range(repeats):
         eager_runs.append(_eager_totals(fn, fresh, counts))
         graph_runs.append(_graph_totals(fn, static, fresh, side, counts))
     return CumulativeTotals(

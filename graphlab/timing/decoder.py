@@ -47,6 +47,7 @@ import torch
 
 from graphlab.backend import cuda_module
 from graphlab.errors import GraphlabError
+from graphlab.language import gettext as _
 
 from .side_stream import capture_on_side_stream
 
@@ -75,20 +76,29 @@ def check_seq_lens(seq_lens: Iterable[int], limit: int | None = None) -> list[in
     lens = list(seq_lens) if isinstance(seq_lens, Iterable) else None
     if not lens or any(isinstance(n, bool) or not isinstance(n, int) or n < 1 for n in lens):
         raise GraphlabError(
-            f"seq_lens must be a non-empty list of prompt lengths (whole numbers >= 1), not "
-            f"{seq_lens!r}"
+            _(
+                "seq_lens must be a non-empty list of prompt lengths (whole numbers >= "
+                "1), not {seq_lens}"
+            ).format(seq_lens=repr(seq_lens))
         )
     if limit is not None and sum(lens) > limit:
         raise GraphlabError(
-            f"a batch of {sum(lens)} tokens does not fit a graph of {limit} tokens: replay the "
-            f"graph of a bucket of at least {sum(lens)} tokens, or run the batch eagerly"
+            _(
+                "a batch of {total} tokens does not fit a graph of {limit} tokens: "
+                "replay the graph of a bucket of at least {total} tokens, or run the "
+                "batch eagerly"
+            ).format(total=sum(lens), limit=limit)
         )
     return lens
 
 
 def _check_attention(attention: str) -> str:
     if attention not in ATTENTION:
-        raise GraphlabError(f"attention must be one of {ATTENTION}, not {attention!r}")
+        raise GraphlabError(
+            _("attention must be one of {attention}, not {attention2}").format(
+                attention=ATTENTION, attention2=repr(attention)
+            )
+        )
     return attention
 
 
@@ -150,9 +160,17 @@ class DecoderLayer(torch.nn.Module):
         super().__init__()
         for what, value in (("hidden", hidden), ("heads", heads), ("ffn", ffn)):
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise GraphlabError(f"{what} must be a whole number >= 1, not {value!r}")
+                raise GraphlabError(
+                    _("{what} must be a whole number >= 1, not {value}").format(
+                        what=what, value=repr(value)
+                    )
+                )
         if hidden % heads:
-            raise GraphlabError(f"hidden ({hidden}) must be a multiple of heads ({heads})")
+            raise GraphlabError(
+                _("hidden ({hidden}) must be a multiple of heads ({heads})").format(
+                    hidden=hidden, heads=heads
+                )
+            )
         self.hidden, self.heads, self.head_dim = hidden, heads, hidden // heads
         # Weights from a private seed, so that the caller's random stream is left alone.
         with torch.random.fork_rng(devices=[]):
@@ -178,8 +196,10 @@ class DecoderLayer(torch.nn.Module):
         lens = check_seq_lens(seq_lens)
         if sum(lens) != x.shape[0]:
             raise GraphlabError(
-                f"seq_lens add up to {sum(lens)} tokens but x has {x.shape[0]} rows: give one "
-                "length per prompt, adding up to the rows of x"
+                _(
+                    "seq_lens add up to {total} tokens but x has {shape} rows: give one "
+                    "length per prompt, adding up to the rows of x"
+                ).format(total=sum(lens), shape=x.shape[0])
             )
         return self.after_attention(x, self.attention(self.before_attention(x), lens, attention))
 
@@ -340,7 +360,11 @@ class PiecewiseGraphs:
 
 def _check_size(size: int) -> int:
     if isinstance(size, bool) or not isinstance(size, int) or size < 1:
-        raise GraphlabError(f"a bucket's size must be a whole number of tokens >= 1, not {size!r}")
+        raise GraphlabError(
+            _("a bucket's size must be a whole number of tokens >= 1, not {size}").format(
+                size=repr(size)
+            )
+        )
     return size
 
 

@@ -13,6 +13,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from graphlab.errors import GraphlabError
+from graphlab.language import gettext as _
 
 from .captured import Captured, check_count
 
@@ -36,9 +37,11 @@ def profile_timelines(captured: Captured, iterations: int = 2) -> dict[str, Time
     for mode, timeline in timelines.items():
         if not timeline.is_gpu.any():
             raise GraphlabError(
-                f"the profiler recorded no GPU work for the {mode} run: CUPTI's activity "
-                "tracing did not deliver kernel events in this process. Profile in a fresh "
-                "process, before any other profiling session."
+                _(
+                    "the profiler recorded no GPU work for the {mode} run: CUPTI's activity "
+                    "tracing did not deliver kernel events in this process. Profile in a "
+                    "fresh process, before any other profiling session."
+                ).format(mode=mode)
             )
     return timelines
 

@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from graphlab.errors import RecordingError, TraceError
+from graphlab.language import gettext as _
 from graphlab.support.printable import printable
 
 from .results import TIMING_KEYS, Comparison, CumulativeTotals
@@ -114,8 +115,10 @@ class Recording:
             return cls.from_dict(data)
         except (KeyError, TypeError, ValueError) as exc:
             raise RecordingError(
-                f"the timings of recording {self.name!r} are damaged ({type(exc).__name__}: "
-                f"{exc}); re-record it with `graphlab record` on a GPU"
+                _(
+                    "the timings of recording {name} are damaged ({type}: {exc}); re-record "
+                    "it with `graphlab record` on a GPU"
+                ).format(name=repr(self.name), type=type(exc).__name__, exc=exc)
             ) from None
 
     def timeline(self, mode: str) -> Timeline:
@@ -124,14 +127,18 @@ class Recording:
 
         if mode not in TIMELINE_MODES:
             raise RecordingError(
-                f"no timeline {mode!r} in recording {self.name!r}: choose one of {TIMELINE_MODES}"
+                _("no timeline {mode} in recording {name}: choose one of {timeline_modes}").format(
+                    mode=repr(mode), name=repr(self.name), timeline_modes=TIMELINE_MODES
+                )
             )
         try:
             timeline = Timeline.from_dict(self._timelines[mode])
         except TraceError as exc:
             raise RecordingError(
-                f"the {mode} timeline of recording {self.name!r} is damaged ({exc}); "
-                "re-record it with `graphlab record` on a GPU"
+                _(
+                    "the {mode} timeline of recording {name} is damaged ({exc}); re-record "
+                    "it with `graphlab record` on a GPU"
+                ).format(mode=mode, name=repr(self.name), exc=exc)
             ) from None
         timeline.meta = {**(timeline.meta or {}), "label": self.label, "recording": self.name}
         return timeline
@@ -156,13 +163,23 @@ class Recording:
 
 def check_recording(data: Any, where: str = "recording") -> None:
     """Raise :class:`RecordingError` unless ``data`` is a well-formed recording of a real GPU."""
-    advice = "re-record it with `graphlab record` on a GPU"
+    advice = _("re-record it with `graphlab record` on a GPU")
     if not isinstance(data, Mapping):
-        raise RecordingError(f"{where}: not a graphlab recording (a JSON object is expected)")
+        raise RecordingError(
+            _("{where}: not a graphlab recording (a JSON object is expected)").format(where=where)
+        )
     if data.get("schema") != SCHEMA:
         raise RecordingError(
-            f"{where}: schema is {data.get('schema')!r}, expected {SCHEMA!r}; this graphlab reads "
-            f"only {SCHEMA} recordings: {advice}"
+            _(
+                "{where}: schema is {data}, expected {schema}; this graphlab reads only "
+                "{schema2} recordings: {advice}"
+            ).format(
+                where=where,
+                data=repr(data.get("schema")),
+                schema=repr(SCHEMA),
+                schema2=SCHEMA,
+                advice=advice,
+            )
         )
     for key, kind in [
         ("name", str),
@@ -172,36 +189,61 @@ def check_recording(data: Any, where: str = "recording") -> None:
         ("timelines", Mapping),
     ]:
         if not isinstance(data.get(key), kind):
-            raise RecordingError(f"{where}: missing or malformed {key!r}; {advice}")
+            raise RecordingError(
+                _("{where}: missing or malformed {key}; {advice}").format(
+                    where=where, key=repr(key), advice=advice
+                )
+            )
     if not _NAME.fullmatch(data["name"]):
         raise RecordingError(
-            f"{where}: name {data['name']!r} is not a recording name (letters, digits, '_', "
-            "'-' and '.', not starting with '.'): it names the file the recording is stored in"
+            _(
+                "{where}: name {name} is not a recording name (letters, digits, '_', '-' "
+                "and '.', not starting with '.'): it names the file the recording is "
+                "stored in"
+            ).format(where=where, name=repr(data["name"]))
         )
     meta = data["meta"]
     missing = [key for key in META_KEYS if not isinstance(meta.get(key), str)]
     if missing:
         raise RecordingError(
-            f"{where}: meta lacks {', '.join(missing)} (its provenance); a recording without it "
-            f"cannot be shown: {advice}"
+            _(
+                "{where}: meta lacks {missing} (its provenance); a recording without it "
+                "cannot be shown: {advice}"
+            ).format(where=where, missing=", ".join(missing), advice=advice)
         )
     if meta["gpu"].strip().lower() in _NOT_A_GPU:
         raise RecordingError(
-            f"{where}: meta gpu is {meta['gpu']!r}, which names no real GPU; recordings hold "
-            "only results measured on a GPU"
+            _(
+                "{where}: meta gpu is {gpu}, which names no real GPU; recordings hold "
+                "only results measured on a GPU"
+            ).format(where=where, gpu=repr(meta["gpu"]))
         )
     try:
         datetime.fromisoformat(meta["date"])
     except ValueError:
-        raise RecordingError(f"{where}: meta date {meta['date']!r} is not an ISO date") from None
+        raise RecordingError(
+            _("{where}: meta date {date} is not an ISO date").format(
+                where=where, date=repr(meta["date"])
+            )
+        ) from None
     if not isinstance(data["experiment"].get("kind"), str):
-        raise RecordingError(f"{where}: experiment lacks its 'kind'; {advice}")
+        raise RecordingError(
+            _("{where}: experiment lacks its 'kind'; {advice}").format(where=where, advice=advice)
+        )
     missing = [key for key in TIMING_KEYS if key not in data["timings"]]
     if missing:
-        raise RecordingError(f"{where}: timings lack {', '.join(missing)}; {advice}")
+        raise RecordingError(
+            _("{where}: timings lack {missing}; {advice}").format(
+                where=where, missing=", ".join(missing), advice=advice
+            )
+        )
     for mode in TIMELINE_MODES:
         if not isinstance(data["timelines"].get(mode), Mapping):
-            raise RecordingError(f"{where}: no {mode!r} timeline; {advice}")
+            raise RecordingError(
+                _("{where}: no {mode} timeline; {advice}").format(
+                    where=where, mode=repr(mode), advice=advice
+                )
+            )
 
 
 def recording(name: str, directory: str | os.PathLike | None = None) -> Recording:
@@ -213,9 +255,13 @@ def recording(name: str, directory: str | os.PathLike | None = None) -> Recordin
         listing = (
             ", ".join(available)
             if available
-            else "none yet (make them on a GPU with `graphlab record`)"
+            else _("none yet (make them on a GPU with `graphlab record`)")
         )
-        raise RecordingError(f"no recording named {name!r} in {folder}; available: {listing}")
+        raise RecordingError(
+            _("no recording named {name} in {folder}; available: {listing}").format(
+                name=repr(name), folder=folder, listing=listing
+            )
+        )
     return _load(path)
 
 
@@ -247,7 +293,7 @@ def scan_recordings(
 def _folder(directory: str | os.PathLike | None) -> Path:
     folder = RECORDINGS_DIR if directory is None else Path(directory)
     if not folder.is_dir():
-        raise RecordingError(f"{folder} is not a folder of recordings")
+        raise RecordingError(_("{folder} is not a folder of recordings").format(folder=folder))
     return folder
 
 
@@ -268,31 +314,42 @@ def _load(path: Path) -> Recording:
     try:
         text = _read_regular_file(path).decode("utf-8")
     except OSError as exc:
-        raise RecordingError(f"cannot read {shown}: {exc.strerror}") from None
+        raise RecordingError(
+            _("cannot read {shown}: {strerror}").format(shown=shown, strerror=exc.strerror)
+        ) from None
     except UnicodeDecodeError:
         raise RecordingError(
-            f"{shown} is not a JSON text file (recordings are JSON written by `graphlab record`; "
-            "graphlab never unpickles files)"
+            _(
+                "{shown} is not a JSON text file (recordings are JSON written by "
+                "`graphlab record`; graphlab never unpickles files)"
+            ).format(shown=shown)
         ) from None
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
         raise RecordingError(
-            f"{shown} is not valid JSON (truncated or damaged at line {exc.lineno}, column "
-            f"{exc.colno}); restore it from git or re-record it with `graphlab record`"
+            _(
+                "{shown} is not valid JSON (truncated or damaged at line {lineno}, "
+                "column {colno}); restore it from git or re-record it with `graphlab "
+                "record`"
+            ).format(shown=shown, lineno=exc.lineno, colno=exc.colno)
         ) from None
     except (ValueError, RecursionError) as exc:
         # JSON that parses in principle but not in practice: nesting too deep for the parser,
         # or an integer too long for Python to convert.
         raise RecordingError(
-            f"{shown} is not a recording ({type(exc).__name__}: {str(exc)[:120]}); restore it "
-            "from git or re-record it with `graphlab record`"
+            _(
+                "{shown} is not a recording ({type}: {exc}); restore it from git or "
+                "re-record it with `graphlab record`"
+            ).format(shown=shown, type=type(exc).__name__, exc=str(exc)[:120])
         ) from None
     rec = Recording(data, path)
     if rec.name != path.stem:
         raise RecordingError(
-            f"{shown} holds recording {rec.name!r}; a recording's file must be named after it "
-            f"({rec.name}.json)"
+            _(
+                "{shown} holds recording {rec}; a recording's file must be named after "
+                "it ({rec2}.json)"
+            ).format(shown=shown, rec=repr(rec.name), rec2=rec.name)
         )
     return rec
 
@@ -309,13 +366,17 @@ def _read_regular_file(path: Path) -> bytes:
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):
             raise RecordingError(
-                f"{shown} is not a regular file (a folder, a pipe or a device): "
-                "recordings are JSON files written by `graphlab record`"
+                _(
+                    "{shown} is not a regular file (a folder, a pipe or a device): "
+                    "recordings are JSON files written by `graphlab record`"
+                ).format(shown=shown)
             )
         if info.st_size > MAX_RECORDING_BYTES:
             raise RecordingError(
-                f"{shown} is {info.st_size:,} bytes, far larger than any recording "
-                f"(at most {MAX_RECORDING_BYTES:,}): it is not one"
+                _(
+                    "{shown} is {st_size:,} bytes, far larger than any recording (at most "
+                    "{max_recording_bytes:,}): it is not one"
+                ).format(shown=shown, st_size=info.st_size, max_recording_bytes=MAX_RECORDING_BYTES)
             )
     except BaseException:
         os.close(fd)

@@ -31,6 +31,7 @@ from typing import Any
 import torch
 
 from graphlab.errors import GraphlabError
+from graphlab.language import gettext as _
 
 __all__ = ["Workload", "chain", "check_fits", "fork_join", "mlp"]
 
@@ -75,7 +76,11 @@ def _device(device: str | torch.device | None) -> torch.device:
 
 def _positive(value: int, what: str, limit: int) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= limit:
-        raise GraphlabError(f"{what} must be a whole number from 1 to {limit:,}, not {value!r}")
+        raise GraphlabError(
+            _("{what} must be a whole number from 1 to {limit:,}, not {value}").format(
+                what=what, limit=limit, value=repr(value)
+            )
+        )
     return value
 
 
@@ -108,8 +113,10 @@ def check_fits(needed: int, usable: int | None, what: str, advice: str) -> None:
     if usable is None or needed <= FREE_MEMORY_SHARE * usable:
         return
     raise GraphlabError(
-        f"{what} needs about {needed / GIB:.2f} GiB of GPU memory and this process can use "
-        f"{usable / GIB:.2f} GiB more, of which a workload may take half: {advice}"
+        _(
+            "{what} needs about {needed:.2f} GiB of GPU memory and this process can "
+            "use {usable:.2f} GiB more, of which a workload may take half: {advice}"
+        ).format(what=what, needed=needed / GIB, usable=usable / GIB, advice=advice)
     )
 
 
@@ -142,7 +149,7 @@ def chain(
         )
 
     def run_chain(x: torch.Tensor) -> torch.Tensor:
-        for _ in range(kernels):
+        for _kernel in range(kernels):
             x = x + 1.0
         return x
 
@@ -239,7 +246,9 @@ def fork_join(
     steps = _positive(steps, "steps", 10_000)
     n = _positive(n, "n", 16_384)
     if streams not in (1, 2):
-        raise GraphlabError(f"streams must be 1 or 2, not {streams!r}")
+        raise GraphlabError(
+            _("streams must be 1 or 2, not {streams}").format(streams=repr(streams))
+        )
     dev = _device(device)
     # The input, two weights, two live activations per branch, the output and a graph's copy
     # of the input.
@@ -257,7 +266,7 @@ def fork_join(
     w_b = (_seeded_randn((n, n), seed + 2) / n**0.5).to(dev)
 
     def branch(h: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
-        for _ in range(steps):
+        for _step in range(steps):
             h = torch.tanh(h @ w)
         return h
 

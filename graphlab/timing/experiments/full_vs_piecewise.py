@@ -26,6 +26,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from graphlab.errors import GraphlabError, RecordingError
+from graphlab.language import gettext as _
 
 from ..captured import require_gpu
 from ..clocks import host_time_us, spread
@@ -240,7 +241,7 @@ def _time_decoder_batch(
     plan = {way: _decoder_step(layer, runners, x, seq_lens, *way) for way in DECODER_STEPS}
     peaks = {way: _peak_bytes(step) for way, step in plan.items()}  # also each step's first run
     samples: dict[tuple[str, str], list[float]] = {way: [] for way in plan}
-    for _ in range(repeats):  # interleaved, so that drift affects every way alike
+    for _repeat in range(repeats):  # interleaved, so that drift affects every way alike
         for way, step in plan.items():
             samples[way].append(host_time_us(step, iterations))
     rows = []
@@ -305,8 +306,11 @@ def profile_decoder(steps: Mapping[str, Callable[[int], Any]], iterations: int =
     silent = [name for name, timeline in timelines.items() if not timeline.is_gpu.any()]
     if silent:
         raise GraphlabError(
-            f"the profiler recorded no GPU work for {', '.join(silent)}: CUPTI's activity tracing "
-            "did not deliver kernel events in this process. Profile in a fresh process."
+            _(
+                "the profiler recorded no GPU work for {silent}: CUPTI's activity "
+                "tracing did not deliver kernel events in this process. Profile in a "
+                "fresh process."
+            ).format(silent=", ".join(silent))
         )
     return timelines
 
@@ -322,8 +326,10 @@ def recorded_decoder_timelines(rec: Any) -> dict[str, Any]:
         piecewise = Timeline.from_dict(rec.to_dict()["timelines"]["piecewise"])
     except (KeyError, TraceError) as exc:
         raise RecordingError(
-            f"recording {rec.name!r} has no readable piecewise timeline ({exc}); re-record it "
-            f"with `graphlab record --only {DECODER_NAME}` on a GPU"
+            _(
+                "recording {rec} has no readable piecewise timeline ({exc}); re-record "
+                "it with `graphlab record --only {decoder_name}` on a GPU"
+            ).format(rec=repr(rec.name), exc=exc, decoder_name=DECODER_NAME)
         ) from None
     piecewise.meta = {**(piecewise.meta or {}), "label": rec.label, "recording": rec.name}
     return {**timelines, "piecewise": piecewise}

@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from functools import cache
 
 from graphlab.errors import GraphlabError
+from graphlab.language import gettext as _
 
 from .experiment import Experiment, Lesson
 
@@ -37,8 +38,10 @@ def lessons() -> tuple[Lesson, ...]:
         shared = sorted({value for value in values if values.count(value) > 1})
         if shared:
             raise GraphlabError(
-                f"two experiment lessons share the {what} {shared[0]!r}: give each module's "
-                f"LESSON a {what} of its own"
+                _(
+                    "two experiment lessons share the {what} {shared}: give each module's "
+                    "LESSON a {what} of its own"
+                ).format(what=what, shared=repr(shared[0]))
             )
     return tuple(sorted(found, key=lambda lesson: lesson.position))
 
@@ -63,6 +66,8 @@ def select(plan: list[Experiment], names: Sequence[str]) -> list[Experiment]:
     unknown = [name for name in names if name not in known]
     if unknown:
         raise GraphlabError(
-            f"no experiment named {', '.join(unknown)}; choose from {', '.join(known)}"
+            _("no experiment named {unknown}; choose from {known}").format(
+                unknown=", ".join(unknown), known=", ".join(known)
+            )
         )
     return [experiment for experiment in plan if not names or experiment.name in names]

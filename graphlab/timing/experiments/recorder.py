@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from graphlab.errors import GraphlabError, RecordingError
+from graphlab.language import gettext as _
 from graphlab.support.atomic import write_text_atomically
 
 from ..captured import capture, require_gpu
@@ -67,8 +68,10 @@ def write_recording(data: Mapping[str, Any], directory: str | os.PathLike) -> Pa
         text = json.dumps(data, separators=(",", ":"), allow_nan=False)
     except (TypeError, ValueError) as exc:
         raise RecordingError(
-            f"recording {data['name']!r} cannot be stored as JSON ({exc}): every value must be a "
-            "finite number, a string, a list or a dict"
+            _(
+                "recording {name} cannot be stored as JSON ({exc}): every value must be "
+                "a finite number, a string, a list or a dict"
+            ).format(name=repr(data["name"]), exc=exc)
         ) from None
     folder = writable_folder(directory)
     return write_text_atomically(folder / f"{data['name']}.json", text + "\n", RecordingError)
@@ -80,9 +83,15 @@ def writable_folder(directory: str | os.PathLike) -> Path:
     try:
         folder.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
-        raise RecordingError(f"cannot create the folder {folder}: {exc.strerror}") from None
+        raise RecordingError(
+            _("cannot create the folder {folder}: {strerror}").format(
+                folder=folder, strerror=exc.strerror
+            )
+        ) from None
     if not os.access(folder, os.W_OK):
-        raise RecordingError(f"cannot write recordings into {folder}: permission denied")
+        raise RecordingError(
+            _("cannot write recordings into {folder}: permission denied").format(folder=folder)
+        )
     return folder
 
 
@@ -103,16 +112,32 @@ def load_own_schema(path: Path, schema: str, keys: Sequence[str], how: str) -> d
     RecordingError that says so.
     """
     if not path.is_file():
-        raise RecordingError(f"no recording {path.name} in {path.parent.name}/ yet; {how}")
+        raise RecordingError(
+            _("no recording {path} in {name}/ yet; {how}").format(
+                path=path.name, name=path.parent.name, how=how
+            )
+        )
     try:
         data = json.loads(path.read_text())
     except (OSError, ValueError) as exc:
-        raise RecordingError(f"no readable recording {path.name} ({exc}); {how}") from None
+        raise RecordingError(
+            _("no readable recording {path} ({exc}); {how}").format(
+                path=path.name, exc=exc, how=how
+            )
+        ) from None
     if not isinstance(data, dict) or data.get("schema") != schema:
-        raise RecordingError(f"{path.name} is not a {schema} recording; record it again")
+        raise RecordingError(
+            _("{path} is not a {schema} recording; record it again").format(
+                path=path.name, schema=schema
+            )
+        )
     missing = [k for k in keys if k not in data]
     if missing:
-        raise RecordingError(f"{path.name} lacks {', '.join(missing)}; record it again")
+        raise RecordingError(
+            _("{path} lacks {missing}; record it again").format(
+                path=path.name, missing=", ".join(missing)
+            )
+        )
     return data
 
 
@@ -171,8 +196,16 @@ def record(
     if phases.failures:
         details = "; ".join(f"{name} ({why})" for name, why in phases.failures.items())
         raise GraphlabError(
-            f"{len(phases.failures)} of {len(plan)} experiments failed: {details}. The other "
-            f"{len(written)} recordings were written to {folder}."
+            _(
+                "{count} of {count2} experiments failed: {details}. The other {count3} "
+                "recordings were written to {folder}."
+            ).format(
+                count=len(phases.failures),
+                count2=len(plan),
+                details=details,
+                count3=len(written),
+                folder=folder,
+            )
         )
     return list(written.values())
 
