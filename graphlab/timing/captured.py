@@ -84,9 +84,9 @@ class Captured:
         if len(inputs) != len(self.static):
             raise GraphlabError(
                 _(
-                    "the graph was captured with {count} inputs, not {count2}: pass one new "
+                    "the graph was captured with {captured} inputs, not {given}: pass one new "
                     "tensor per captured input, in the same order"
-                ).format(count=len(self.static), count2=len(inputs))
+                ).format(captured=len(self.static), given=len(inputs))
             )
         for buffer, new in zip(self.static, inputs, strict=True):
             buffer.copy_(new)

@@ -95,8 +95,8 @@ def check_seq_lens(seq_lens: Iterable[int], limit: int | None = None) -> list[in
 def _check_attention(attention: str) -> str:
     if attention not in ATTENTION:
         raise GraphlabError(
-            _("attention must be one of {attention}, not {attention2}").format(
-                attention=ATTENTION, attention2=repr(attention)
+            _("attention must be one of {choices}, not {given}").format(
+                choices=ATTENTION, given=repr(attention)
             )
         )
     return attention

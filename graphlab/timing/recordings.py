@@ -172,12 +172,12 @@ def check_recording(data: Any, where: str = "recording") -> None:
         raise RecordingError(
             _(
                 "{where}: schema is {data}, expected {schema}; this graphlab reads only "
-                "{schema2} recordings: {advice}"
+                "{version} recordings: {advice}"
             ).format(
                 where=where,
                 data=repr(data.get("schema")),
                 schema=repr(SCHEMA),
-                schema2=SCHEMA,
+                version=SCHEMA,
                 advice=advice,
             )
         )

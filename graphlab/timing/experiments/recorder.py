@@ -197,13 +197,13 @@ def record(
         details = "; ".join(f"{name} ({why})" for name, why in phases.failures.items())
         raise GraphlabError(
             _(
-                "{count} of {count2} experiments failed: {details}. The other {count3} "
+                "{failed} of {total} experiments failed: {details}. The other {written} "
                 "recordings were written to {folder}."
             ).format(
-                count=len(phases.failures),
-                count2=len(plan),
+                failed=len(phases.failures),
+                total=len(plan),
                 details=details,
-                count3=len(written),
+                written=len(written),
                 folder=folder,
             )
         )
