@@ -91,9 +91,14 @@ manual_seed_all = manual_seed
 def __getattr__(name: str) -> NoReturn:
     if name.startswith("__"):
         raise AttributeError(name)
+    from graphlab.language import gettext as _
+
     raise AttributeError(
-        f"graphlab.cuda is the CPU emulator here and has no {name!r}: it emulates the semantics "
-        "of CUDA graphs only. On a machine with a GPU, graphlab.cuda is torch.cuda and has it."
+        _(
+            "graphlab.cuda is the CPU emulator here and has no {name!r}: it emulates the "
+            "semantics of CUDA graphs only. On a machine with a GPU, graphlab.cuda is torch.cuda "
+            "and has it."
+        ).format(name=name)
     )
 
 

@@ -18,6 +18,7 @@ from typing import Any, NoReturn
 import torch
 
 from graphlab.errors import CaptureError
+from graphlab.language import gettext as _
 
 from . import state, streams
 from .capture import Capture
@@ -52,8 +53,10 @@ _HAS_LIVENESS_CHECK = "check_input_liveness" in inspect.signature(torch.cuda.gra
 def _liveness_flag(value: object, where: str) -> bool:
     if value and not _HAS_LIVENESS_CHECK:
         raise TypeError(
-            f"{where} got an unexpected keyword argument 'check_input_liveness': torch "
-            f"{torch.__version__} has no such check (torch 2.13 added it)."
+            _(
+                "{where} got an unexpected keyword argument 'check_input_liveness': torch "
+                "{version} has no such check (torch 2.13 added it)."
+            ).format(where=where, version=torch.__version__)
         )
     return bool(value)
 

@@ -23,6 +23,7 @@ import itertools
 from typing import TYPE_CHECKING
 
 from graphlab.errors import CaptureError, NeedsGPUError
+from graphlab.language import gettext as _
 
 from . import state
 from .differences import warn_once
@@ -197,7 +198,9 @@ class Event:
         self._refuse_if_captured("Event.elapsed_time()")
         end_event._refuse_if_captured("Event.elapsed_time()")
         raise NeedsGPUError(
-            "Event.elapsed_time needs a GPU: the CPU emulator reproduces what a graph does, never "
-            "how fast. Timings come from real GPU recordings (graphlab.recording(name)) or from "
-            "the calibrated simulator (graphlab simulate), both labelled as such."
+            _(
+                "Event.elapsed_time needs a GPU: the CPU emulator reproduces what a graph does, "
+                "never how fast. Timings come from real GPU recordings (graphlab.recording(name)) "
+                "or from the calibrated simulator (graphlab simulate), both labelled as such."
+            )
         )

@@ -15,6 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from graphlab.language import gettext as _
 from graphlab.support.printable import printable
 
 from .inputs import CostTable, load_costs
@@ -49,8 +50,13 @@ class RecordedCosts:
         meta = self.meta
         command = str(meta.get("command", "graphlab plan measure")).split(" --out ", 1)[0]
         return printable(
-            f"recorded on {meta.get('gpu', 'an unnamed GPU')} (driver {meta.get('driver', '?')}, "
-            f"torch {meta.get('torch', '?')}, {str(meta.get('date', '?'))[:10]}) by `{command}`"
+            _("recorded on {gpu} (driver {driver}, torch {torch}, {date}) by `{command}`").format(
+                gpu=meta.get("gpu", _("an unnamed GPU")),
+                driver=meta.get("driver", "?"),
+                torch=meta.get("torch", "?"),
+                date=str(meta.get("date", "?"))[:10],
+                command=command,
+            )
         )
 
 

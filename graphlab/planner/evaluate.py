@@ -28,6 +28,7 @@ from typing import Any
 import numpy as np
 
 from graphlab.errors import PlannerError
+from graphlab.language import gettext as _
 
 from .inputs import CostTable, Histogram
 
@@ -124,7 +125,11 @@ def evaluate(
     graphs share one memory pool unless ``shared_pool=False``."""
     chosen = sorted({int(s) for s in sizes})
     if chosen and chosen[0] < 1:
-        raise PlannerError(f"captured size {chosen[0]} is not a batch size: use sizes from 1 up")
+        raise PlannerError(
+            _("captured size {size} is not a batch size: use sizes from 1 up").format(
+                size=chosen[0]
+            )
+        )
     at = costs.positions(chosen)
     batch_at = costs.positions(histogram.sizes)
     counts = histogram.counts

@@ -34,6 +34,8 @@ from typing import Any
 import numpy as np
 
 from graphlab.errors import PlannerError
+from graphlab.language import N_
+from graphlab.language import gettext as _
 
 __all__ = [
     "COST_FIELDS",
@@ -52,7 +54,6 @@ COST_FIELDS = ("replay_us", "eager_us", "capture_s", "graph_mib")
 
 # The largest batch size the planner holds: sizes live in int64 arrays.
 LARGEST_SIZE = int(np.iinfo(np.int64).max)
-_SIZES = f"whole numbers from 1 to {LARGEST_SIZE:,}"
 _FLOAT_MAX = f"{np.finfo(float).max:.3g}"
 # Only 0-9: str.isdigit() also takes "²" and "٣", which int() refuses.
 _DIGITS = re.compile(r"[0-9]+")
@@ -64,7 +65,9 @@ def _no_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     seen: dict[str, Any] = {}
     for key, value in pairs:
         if key in seen:
-            raise PlannerError(f'the key "{key}" appears twice: keep one entry per key')
+            raise PlannerError(
+                _('the key "{key}" appears twice: keep one entry per key').format(key=key)
+            )
         seen[key] = value
     return seen
 
@@ -73,16 +76,27 @@ def check_regular_file(path: str | os.PathLike, what: str) -> None:
     """Refuse an empty path (the current folder) and what is not a regular file: a folder, or a
     FIFO or device, which opening would block on or read for ever."""
     if not os.fspath(path).strip():
-        raise PlannerError(f"the {what} file's path is empty: give the file's name")
+        raise PlannerError(
+            _("the {what} file's path is empty: give the file's name").format(what=_(what))
+        )
     try:
         mode = os.stat(path).st_mode
     except FileNotFoundError:
-        raise PlannerError(f"{what} file {path} does not exist: check the path") from None
+        raise PlannerError(
+            _("{what} file {path} does not exist: check the path").format(what=_(what), path=path)
+        ) from None
     except OSError as exc:
-        raise PlannerError(f"cannot read {what} file {path} ({exc.strerror}): check it") from None
+        raise PlannerError(
+            _("cannot read {what} file {path} ({reason}): check it").format(
+                what=_(what), path=path, reason=exc.strerror
+            )
+        ) from None
     if not stat.S_ISREG(mode):
-        kind = "a folder" if stat.S_ISDIR(mode) else "a FIFO, device or socket"
-        raise PlannerError(f"{what} file {path} is {kind}: give a regular file")
+        if stat.S_ISDIR(mode):
+            message = _("{what} file {path} is a folder: give a regular file")
+        else:
+            message = _("{what} file {path} is a FIFO, device or socket: give a regular file")
+        raise PlannerError(message.format(what=_(what), path=path))
 
 
 def read_json(path: str | os.PathLike, what: str) -> Any:
@@ -92,52 +106,71 @@ def read_json(path: str | os.PathLike, what: str) -> Any:
         with open(path, encoding="utf-8") as handle:
             text = handle.read()
     except FileNotFoundError:
-        raise PlannerError(f"{what} file {path} does not exist: check the path") from None
+        raise PlannerError(
+            _("{what} file {path} does not exist: check the path").format(what=_(what), path=path)
+        ) from None
     except (OSError, UnicodeDecodeError) as exc:
         raise PlannerError(
-            f"cannot read {what} file {path} ({exc}): pass a UTF-8 JSON file"
+            _("cannot read {what} file {path} ({reason}): pass a UTF-8 JSON file").format(
+                what=_(what), path=path, reason=exc
+            )
         ) from None
     try:
         return json.loads(text, object_pairs_hook=_no_duplicate_keys)
     except json.JSONDecodeError as exc:
         raise PlannerError(
-            f"{what} file {path} is not JSON ({exc.msg} at line {exc.lineno}, column {exc.colno}): "
-            "fix the file or regenerate it"
+            _(
+                "{what} file {path} is not JSON ({reason} at line {line}, column {column}): "
+                "fix the file or regenerate it"
+            ).format(what=_(what), path=path, reason=exc.msg, line=exc.lineno, column=exc.colno)
         ) from None
     except PlannerError as exc:
-        raise PlannerError(f"{what} file {path}: {exc}") from None
+        raise PlannerError(
+            _("{what} file {path}: {problem}").format(what=_(what), path=path, problem=exc)
+        ) from None
     except RecursionError:
         raise PlannerError(
-            f"{what} file {path} nests arrays or objects too deeply to read: a {what} is one "
-            "flat object (see graphlab plan --help)"
+            _(
+                "{what} file {path} nests arrays or objects too deeply to read: a {what} is one "
+                "flat object (see graphlab plan --help)"
+            ).format(what=_(what), path=path)
         ) from None
     except ValueError:
         # json reads a number of more than sys.get_int_max_str_digits() digits as a ValueError.
         raise PlannerError(
-            f"{what} file {path} holds a number too long to read: write plain numbers"
+            _("{what} file {path} holds a number too long to read: write plain numbers").format(
+                what=_(what), path=path
+            )
         ) from None
 
 
 def _shown(value: Any) -> str:
     """``value`` as a message shows it: a huge int by its size, a long text cut short."""
     if isinstance(value, int) and not isinstance(value, bool) and value.bit_length() > 64:
-        return f"a {int(math.log10(abs(value))) + 1}-digit number"
+        return _("a {digits}-digit number").format(digits=int(math.log10(abs(value))) + 1)
     text = repr(value)
-    return text if len(text) <= 40 else f"{text[:30]}… ({len(text):,} characters)"
+    if len(text) <= 40:
+        return text
+    return _("{start}… ({length:,} characters)").format(start=text[:30], length=len(text))
 
 
 def _number(value: Any, where: str) -> float:
     """``value`` as a finite float; bools, strings, NaN and infinities are refused."""
     if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise PlannerError(f"{where} is {_shown(value)}, not a number: write a plain JSON number")
+        raise PlannerError(
+            _("{where} is {value}, not a number: write a plain JSON number").format(
+                where=where, value=_shown(value)
+            )
+        )
     try:
         number = float(value)
     except OverflowError:
         number = math.inf
     if not math.isfinite(number):
         raise PlannerError(
-            f"{where} is {_shown(value)}: every value must be a finite number (at most "
-            f"{_FLOAT_MAX})"
+            _("{where} is {value}: every value must be a finite number (at most {largest})").format(
+                where=where, value=_shown(value), largest=_FLOAT_MAX
+            )
         )
     return number
 
@@ -150,13 +183,20 @@ def _batch_size(text: Any, where: str) -> int:
         size = int(digits)
         if 1 <= size <= LARGEST_SIZE:
             return size
-    raise PlannerError(f"{where} {_shown(text)} is not a batch size: use {_SIZES} as keys")
+    raise PlannerError(
+        _(
+            "{where} {value} is not a batch size: use whole numbers from 1 to {largest:,} as keys"
+        ).format(where=where, value=_shown(text), largest=LARGEST_SIZE)
+    )
 
 
 def _table_size(value: Any, index: int) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= LARGEST_SIZE:
         raise PlannerError(
-            f"the cost table's sizes[{index}] is {_shown(value)}: sizes are {_SIZES}"
+            _(
+                "the cost table's sizes[{index}] is {value}: sizes are whole numbers from 1 to "
+                "{largest:,}"
+            ).format(index=index, value=_shown(value), largest=LARGEST_SIZE)
         )
     return value
 
@@ -169,7 +209,9 @@ def _finite_sum(values: np.ndarray, what: str) -> None:
         total = math.inf
     if not math.isfinite(total):
         raise PlannerError(
-            f"{what} add up to more than a float holds ({_FLOAT_MAX}): scale them down"
+            _("{what} add up to more than a float holds ({largest}): scale them down").format(
+                what=what, largest=_FLOAT_MAX
+            )
         )
 
 
@@ -193,53 +235,66 @@ class CostTable:
         """Check and sort the decoded COSTS.json object."""
         if not isinstance(data, Mapping):
             raise PlannerError(
-                "the cost table must be a JSON object with the arrays "
-                f"sizes, {', '.join(COST_FIELDS)}; got {type(data).__name__}"
+                _(
+                    "the cost table must be a JSON object with the arrays sizes, {fields}; "
+                    "got {kind}"
+                ).format(fields=", ".join(COST_FIELDS), kind=type(data).__name__)
             )
         missing = [name for name in ("sizes", *COST_FIELDS) if name not in data]
         if missing:
             raise PlannerError(
-                f"the cost table has no {', '.join(missing)}: add one array per missing field, "
-                "one entry per size (graphlab plan measure writes complete tables)"
+                _(
+                    "the cost table has no {fields}: add one array per missing field, "
+                    "one entry per size (graphlab plan measure writes complete tables)"
+                ).format(fields=", ".join(missing))
             )
         columns = {}
         for name in ("sizes", *COST_FIELDS):
             values = data[name]
             if not isinstance(values, list) or not values:
-                raise PlannerError(f"the cost table's {name} must be a non-empty JSON array")
+                raise PlannerError(
+                    _("the cost table's {name} must be a non-empty JSON array").format(name=name)
+                )
             columns[name] = values
         lengths = {name: len(values) for name, values in columns.items()}
         if len(set(lengths.values())) != 1:
             shown = ", ".join(f"{name} {n}" for name, n in lengths.items())
             raise PlannerError(
-                f"the cost table's arrays differ in length ({shown}): give one entry per size in "
-                "every array"
+                _(
+                    "the cost table's arrays differ in length ({lengths}): give one entry per "
+                    "size in every array"
+                ).format(lengths=shown)
             )
         sizes = [_table_size(s, i) for i, s in enumerate(columns["sizes"])]
         if len(set(sizes)) != len(sizes):
             twice = sorted({s for s in sizes if sizes.count(s) > 1})
             raise PlannerError(
-                f"the cost table lists size {twice[0]} twice: keep one entry per size"
+                _("the cost table lists size {size} twice: keep one entry per size").format(
+                    size=twice[0]
+                )
             )
         order = np.argsort(sizes, kind="stable")
         costs = {}
         for name in COST_FIELDS:
             values = [
-                _number(v, f"the cost table's {name}[{i}]") for i, v in enumerate(columns[name])
+                _number(v, _("the cost table's {name}[{index}]").format(name=name, index=i))
+                for i, v in enumerate(columns[name])
             ]
             bad = next((i for i, v in enumerate(values) if v < 0), None)
             if bad is not None:
                 raise PlannerError(
-                    f"the cost table's {name}[{bad}] (size {sizes[bad]}) is {values[bad]!r}: "
-                    "costs cannot be negative"
+                    _(
+                        "the cost table's {name}[{index}] (size {size}) is {value!r}: "
+                        "costs cannot be negative"
+                    ).format(name=name, index=bad, size=sizes[bad], value=values[bad])
                 )
             costs[name] = np.asarray(values, dtype=float)[order]
         for name in ("capture_s", "graph_mib"):
             # A plan adds up the start-up time and memory of its graphs.
-            _finite_sum(costs[name], f"the cost table's {name}")
+            _finite_sum(costs[name], _("the cost table's {name}").format(name=name))
         meta = data.get("meta", {})
         if not isinstance(meta, Mapping):
-            raise PlannerError("the cost table's meta must be a JSON object (or left out)")
+            raise PlannerError(_("the cost table's meta must be a JSON object (or left out)"))
         return cls(np.asarray(sizes, dtype=np.int64)[order], meta=dict(meta), **costs)
 
     def to_dict(self) -> dict[str, Any]:
@@ -263,14 +318,17 @@ class CostTable:
             largest = int(self.sizes[-1])
             if size > largest:
                 raise PlannerError(
-                    f"batch size {size} is beyond the cost table's largest size {largest}: "
-                    f"measure costs up to it (graphlab plan measure --sizes 1-{size}) or leave it "
-                    "out of the histogram"
+                    _(
+                        "batch size {size} is beyond the cost table's largest size {largest}: "
+                        "measure costs up to it (graphlab plan measure --sizes 1-{size}) or leave "
+                        "it out of the histogram"
+                    ).format(size=size, largest=largest)
                 )
             raise PlannerError(
-                f"batch size {size} is not in the cost table (its sizes run from "
-                f"{int(self.sizes[0])} to {largest} with gaps): measure it, so that its eager "
-                "cost is known"
+                _(
+                    "batch size {size} is not in the cost table (its sizes run from {smallest} "
+                    "to {largest} with gaps): measure it, so that its eager cost is known"
+                ).format(size=size, smallest=int(self.sizes[0]), largest=largest)
             )
         return at
 
@@ -291,28 +349,34 @@ class Histogram:
         """Check the decoded HIST.json object ``{"<batch size>": count}``."""
         if not isinstance(data, Mapping):
             raise PlannerError(
-                'the histogram must be a JSON object such as {"1": 120, "8": 40} '
-                f"(batch size -> steps); got {type(data).__name__}"
+                _(
+                    'the histogram must be a JSON object such as {{"1": 120, "8": 40}} '
+                    "(batch size -> steps); got {kind}"
+                ).format(kind=type(data).__name__)
             )
         pairs = []
         for key, value in data.items():
-            size = _batch_size(key, "the histogram key")
-            count = _number(value, f"the histogram's count for batch size {size}")
+            size = _batch_size(key, _("the histogram key"))
+            count = _number(
+                value, _("the histogram's count for batch size {size}").format(size=size)
+            )
             if count < 0:
                 raise PlannerError(
-                    f"the histogram's count for batch size {size} is {_shown(value)}: counts "
-                    "cannot be negative"
+                    _(
+                        "the histogram's count for batch size {size} is {value}: counts "
+                        "cannot be negative"
+                    ).format(size=size, value=_shown(value))
                 )
             pairs.append((size, count))
         if len({size for size, _ in pairs}) != len(pairs):
             raise PlannerError(
-                'the histogram names a batch size twice (e.g. "8" and "08"): merge them'
+                _('the histogram names a batch size twice (e.g. "8" and "08"): merge them')
             )
         pairs = sorted((size, count) for size, count in pairs if count > 0)
         if not pairs:
-            raise PlannerError("the histogram holds no steps: give at least one positive count")
+            raise PlannerError(_("the histogram holds no steps: give at least one positive count"))
         sizes, counts = zip(*pairs, strict=True)
-        _finite_sum(counts, "the histogram's counts")
+        _finite_sum(counts, _("the histogram's counts"))
         return cls(np.asarray(sizes, dtype=np.int64), np.asarray(counts, dtype=float))
 
     @classmethod
@@ -342,30 +406,32 @@ def check_in_range(histogram: Histogram, costs: CostTable) -> None:
     """
     steps = histogram.total
     for what, largest in (
-        ("µs per step", max(float(costs.eager_us.max()), float(costs.replay_us.max()))),
-        ("rows per step", float(costs.sizes[-1])),
+        (N_("µs per step"), max(float(costs.eager_us.max()), float(costs.replay_us.max()))),
+        (N_("rows per step"), float(costs.sizes[-1])),
     ):
         if not math.isfinite(steps * largest):
             raise PlannerError(
-                f"the histogram's {steps:.3g} steps at up to {largest:.3g} {what} add up to more "
-                f"than a float holds ({_FLOAT_MAX}): scale the counts down (only their "
-                "proportions matter)"
+                _(
+                    "the histogram's {steps:.3g} steps at up to {largest:.3g} {what} add up to "
+                    "more than a float holds ({float_max}): scale the counts down (only their "
+                    "proportions matter)"
+                ).format(steps=steps, largest=largest, what=_(what), float_max=_FLOAT_MAX)
             )
 
 
 def load_costs(path: str | os.PathLike) -> CostTable:
     """The checked cost table in ``path`` (COSTS.json)."""
-    data = read_json(path, "cost table")
+    data = read_json(path, N_("cost table"))
     try:
         return CostTable.from_dict(data)
     except PlannerError as exc:
-        raise PlannerError(f"{path}: {exc}") from None
+        raise PlannerError(_("{path}: {problem}").format(path=path, problem=exc)) from None
 
 
 def load_histogram(path: str | os.PathLike) -> Histogram:
     """The checked histogram in ``path`` (HIST.json)."""
-    data = read_json(path, "histogram")
+    data = read_json(path, N_("histogram"))
     try:
         return Histogram.from_dict(data)
     except PlannerError as exc:
-        raise PlannerError(f"{path}: {exc}") from None
+        raise PlannerError(_("{path}: {problem}").format(path=path, problem=exc)) from None

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from graphlab.errors import PlannerError
+from graphlab.language import gettext as _
 
 from .envelope import chain
 from .evaluate import fits
@@ -166,7 +167,7 @@ class LabelSearch:
         lam = np.zeros(3)
         best = (-math.inf, lam, None)
         scale, stale = 2.0, 0
-        for _ in range(DUAL_STEPS):
+        for _step in range(DUAL_STEPS):
             values, value, path = self._priced(lam)
             self.offer(path, self.total(path))
             repaired = self._repaired(path)
@@ -311,10 +312,12 @@ class LabelSearch:
     def _give_up(self, dual_bound: float) -> None:
         gap = (self.best_total - dual_bound) / self.best_total
         raise PlannerError(
-            f"the budgets leave too many near-equal plans to prove the best one within "
-            f"{LABEL_LIMIT:,} partial plans (the best found is at most {gap:.3%} slower than "
-            "optimal): loosen or drop --memory-mib/--startup-s, lower --max-graphs, or search "
-            "fewer sizes with --multiple-of"
+            _(
+                "the budgets leave too many near-equal plans to prove the best one within "
+                "{limit:,} partial plans (the best found is at most {gap:.3%} slower than "
+                "optimal): loosen or drop --memory-mib/--startup-s, lower --max-graphs, or search "
+                "fewer sizes with --multiple-of"
+            ).format(limit=LABEL_LIMIT, gap=gap)
         )
 
     def _cut(self) -> float:

@@ -47,6 +47,7 @@ from typing import Any
 import numpy as np
 
 from graphlab.errors import NeedsGPUError, PlannerError
+from graphlab.language import gettext as _
 
 from ..timing.captured import warm_up
 from ..timing.clocks import event_time_us
@@ -70,12 +71,18 @@ def parse_sizes(text: str) -> list[int]:
         match = re.fullmatch(r"\s*(\d+)\s*(?:-\s*(\d+)\s*)?", part)
         if not match:
             raise PlannerError(
-                f"--sizes part {part!r} is not a size or a range: write e.g. 1-512 or 1,2,4,8"
+                _(
+                    "--sizes part {part!r} is not a size or a range: write e.g. 1-512 or 1,2,4,8"
+                ).format(part=part)
             )
         low = int(match.group(1))
         high = int(match.group(2) or low)
         if low < 1 or high < low:
-            raise PlannerError(f"--sizes range {part.strip()!r} must run upwards from 1 or more")
+            raise PlannerError(
+                _("--sizes range {part!r} must run upwards from 1 or more").format(
+                    part=part.strip()
+                )
+            )
         sizes.update(range(low, high + 1))
     return sorted(sizes)
 
@@ -134,7 +141,11 @@ def _decoder(device: Any, largest: int) -> Builder:
 
     def build(batch: int):
         if not 1 <= batch <= largest:
-            raise PlannerError(f"batch size {batch} is outside this cache's 1 to {largest}")
+            raise PlannerError(
+                _("batch size {batch} is outside this cache's 1 to {largest}").format(
+                    batch=batch, largest=largest
+                )
+            )
         generator = torch.Generator(device=device).manual_seed(batch)
         tokens = torch.randint(0, shape["vocab"], (batch,), device=device, generator=generator)
         # The first ``batch`` rows of each layer's cache: a view, contiguous within each layer.
@@ -188,8 +199,10 @@ def _builder(model: str, sizes: list[int]) -> Builder:
 
     if not torch.cuda.is_available():
         raise NeedsGPUError(
-            "graphlab plan measure times CUDA graphs and torch sees no CUDA device here: run it "
-            "on a GPU machine and pass the COSTS.json it writes to graphlab plan --costs"
+            _(
+                "graphlab plan measure times CUDA graphs and torch sees no CUDA device here: run "
+                "it on a GPU machine and pass the COSTS.json it writes to graphlab plan --costs"
+            )
         )
     device = torch.device("cuda", torch.cuda.current_device())
     return (_decoder if model == "decoder" else _mlp)(device, max(sizes))
@@ -197,9 +210,13 @@ def _builder(model: str, sizes: list[int]) -> Builder:
 
 def _check_request(model: str, sizes: list[int]) -> None:
     if model not in MODELS:
-        raise PlannerError(f"unknown model {model!r}: choose {' or '.join(MODELS)}")
+        raise PlannerError(
+            _("unknown model {model!r}: choose {choices}").format(
+                model=model, choices=_(" or ").join(MODELS)
+            )
+        )
     if not sizes:
-        raise PlannerError("no sizes to measure: pass --sizes, e.g. 1-512")
+        raise PlannerError(_("no sizes to measure: pass --sizes, e.g. 1-512"))
 
 
 def _timed(step: Callable[[int], Any], repeats: int, iterations: int) -> float:

@@ -79,6 +79,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from graphlab.errors import PlannerError
+from graphlab.language import gettext as _
 
 from .envelope import forward, path
 from .evaluate import Plan, evaluate, fits, room
@@ -109,19 +110,28 @@ class Constraints:
         k = self.max_graphs
         if isinstance(k, bool) or not isinstance(k, int) or k < 1:
             raise PlannerError(
-                f"the maximum number of graphs is {k!r}: allow at least 1 (--max-graphs 1 or more)"
+                _(
+                    "the maximum number of graphs is {value!r}: allow at least 1 "
+                    "(--max-graphs 1 or more)"
+                ).format(value=k)
             )
         step = self.multiple_of
         if isinstance(step, bool) or not isinstance(step, int) or step < 1:
-            raise PlannerError(f"--multiple-of is {step!r}: use a whole number from 1 up")
+            raise PlannerError(
+                _("--multiple-of is {value!r}: use a whole number from 1 up").format(value=step)
+            )
         for flag, budget in (("--memory-mib", self.memory_mib), ("--startup-s", self.startup_s)):
             if budget is None:
                 continue
             if isinstance(budget, bool) or not isinstance(budget, (int, float)):
-                raise PlannerError(f"{flag} is {budget!r}, not a number")
+                raise PlannerError(
+                    _("{flag} is {value!r}, not a number").format(flag=flag, value=budget)
+                )
             if not math.isfinite(budget) or budget < 0:
                 raise PlannerError(
-                    f"{flag} is {budget!r}: give a finite budget of 0 or more, or leave it out"
+                    _(
+                        "{flag} is {value!r}: give a finite budget of 0 or more, or leave it out"
+                    ).format(flag=flag, value=budget)
                 )
 
 
@@ -168,8 +178,10 @@ class Problem:
         allowed = np.flatnonzero(costs.sizes % constraints.multiple_of == 0)
         if not len(allowed):
             raise PlannerError(
-                f"no size in the cost table is a multiple of {constraints.multiple_of}: lower "
-                "--multiple-of or measure such sizes"
+                _(
+                    "no size in the cost table is a multiple of {step}: lower --multiple-of or "
+                    "measure such sizes"
+                ).format(step=constraints.multiple_of)
             )
         covered = np.searchsorted(histogram.sizes, costs.sizes[allowed], side="right")
         mem = costs.graph_mib[allowed]
@@ -180,9 +192,10 @@ class Problem:
         ):
             size = int(costs.sizes[allowed[forced]])
             raise PlannerError(
-                f"the largest size {size} alone needs {mem[forced]:g} MiB and "
-                f"{cap[forced]:g} s, over the budget: raise --memory-mib/--startup-s or drop "
-                "--keep-largest"
+                _(
+                    "the largest size {size} alone needs {memory:g} MiB and {startup:g} s, over "
+                    "the budget: raise --memory-mib/--startup-s or drop --keep-largest"
+                ).format(size=size, memory=mem[forced], startup=cap[forced])
             )
         keep = _useful(covered, costs.replay_us[allowed], mem, cap, budgets)
         keep &= fits(mem, self.memory) & fits(cap, self.startup)

@@ -34,6 +34,7 @@ from collections.abc import Callable
 import numpy as np
 
 from graphlab.errors import PlannerError
+from graphlab.language import gettext as _
 
 from .inputs import CostTable
 
@@ -84,11 +85,19 @@ PRESETS: dict[str, tuple[Callable[[int], list[int]], int]] = {
 def preset_sizes(name: str, max_size: int | None = None) -> list[int]:
     """The sizes preset ``name`` captures, up to ``max_size`` (default: the stack's own)."""
     if name not in PRESETS:
-        raise PlannerError(f"unknown preset {name!r}: choose from {', '.join(PRESETS)}")
+        raise PlannerError(
+            _("unknown preset {name!r}: choose from {choices}").format(
+                name=name, choices=", ".join(PRESETS)
+            )
+        )
     build, default = PRESETS[name]
     limit = default if max_size is None else max_size
     if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
-        raise PlannerError(f"the largest preset size is {limit!r}: use a whole number from 1 up")
+        raise PlannerError(
+            _("the largest preset size is {value!r}: use a whole number from 1 up").format(
+                value=limit
+            )
+        )
     return build(limit)
 
 

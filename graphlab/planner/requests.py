@@ -40,6 +40,8 @@ from datetime import datetime
 import numpy as np
 
 from graphlab.errors import PlannerError
+from graphlab.language import N_
+from graphlab.language import gettext as _
 
 from .inputs import Histogram, check_regular_file
 
@@ -74,15 +76,27 @@ class BatchingModel:
         for name in ("max_batch", "prefill_tokens"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise PlannerError(f"{name} is {value!r}: use a whole number from 1 up")
+                raise PlannerError(
+                    _("{name} is {value!r}: use a whole number from 1 up").format(
+                        name=name, value=value
+                    )
+                )
         for name in ("step_ms", "rate_scale"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, (int, float)):
-                raise PlannerError(f"{name} is {value!r}, not a number")
+                raise PlannerError(
+                    _("{name} is {value!r}, not a number").format(name=name, value=value)
+                )
             if not math.isfinite(value) or value <= 0:
-                raise PlannerError(f"{name} is {value!r}: use a finite number above 0")
+                raise PlannerError(
+                    _("{name} is {value!r}: use a finite number above 0").format(
+                        name=name, value=value
+                    )
+                )
         if self.prefill not in ("none", "separate"):
-            raise PlannerError(f"prefill is {self.prefill!r}: choose 'none' or 'separate'")
+            raise PlannerError(
+                _("prefill is {value!r}: choose 'none' or 'separate'").format(value=self.prefill)
+            )
 
 
 def _seconds(text: str, row: int) -> float | datetime:
@@ -94,8 +108,10 @@ def _seconds(text: str, row: int) -> float | datetime:
         return datetime.fromisoformat(text.strip())  # digits below a microsecond are cut
     except ValueError:
         raise PlannerError(
-            f"row {row}: arrival time {text!r} is neither seconds nor a date-time: write e.g. "
-            "12.5 or 2023-11-16 18:15:46.680590"
+            _(
+                "row {row}: arrival time {text!r} is neither seconds nor a date-time: write e.g. "
+                "12.5 or 2023-11-16 18:15:46.680590"
+            ).format(row=row, text=text)
         ) from None
 
 
@@ -104,51 +120,67 @@ def _tokens(text: str, row: int, what: str) -> int:
     # 0-9 only (isdigit() takes "²" too), and few enough that the count fits an int64.
     if not _TOKENS.fullmatch(digits):
         raise PlannerError(
-            f"row {row}: {what} {text[:40]!r} is not a whole number of tokens (0 to 18 digits)"
+            _("row {row}: {what} {text!r} is not a whole number of tokens (0 to 18 digits)").format(
+                row=row, what=_(what), text=text[:40]
+            )
         )
     return int(digits)
 
 
 def read_requests(path: str | os.PathLike) -> Requests:
     """The requests in the CSV trace ``path``, sorted by arrival."""
-    check_regular_file(path, "requests")
+    check_regular_file(path, N_("requests"))
     try:
         with open(path, newline="", encoding="utf-8-sig") as handle:
             rows = list(csv.reader(handle))
     except FileNotFoundError:
-        raise PlannerError(f"requests file {path} does not exist: check the path") from None
+        raise PlannerError(
+            _("requests file {path} does not exist: check the path").format(path=path)
+        ) from None
     except (OSError, UnicodeDecodeError, csv.Error) as exc:
         raise PlannerError(
-            f"cannot read requests file {path} ({exc}): pass a UTF-8 CSV file"
+            _("cannot read requests file {path} ({reason}): pass a UTF-8 CSV file").format(
+                path=path, reason=exc
+            )
         ) from None
     body = [(n, row) for n, row in enumerate(rows[1:], start=2) if "".join(row).strip()]
     if not body:
         raise PlannerError(
-            f"requests file {path} has no requests: give a header row, then one row per request "
-            "(arrival time, prompt tokens, output tokens)"
+            _(
+                "requests file {path} has no requests: give a header row, then one row per "
+                "request (arrival time, prompt tokens, output tokens)"
+            ).format(path=path)
         )
     arrivals, prompts, outputs = [], [], []
     for n, row in body:
         if len(row) != 3:
             raise PlannerError(
-                f"{path} row {n} has {len(row)} columns: give arrival time, prompt tokens and "
-                "output tokens"
+                _(
+                    "{path} row {row} has {columns} columns: give arrival time, prompt tokens "
+                    "and output tokens"
+                ).format(path=path, row=n, columns=len(row))
             )
         try:
             arrivals.append(_seconds(row[0], n))
-            prompts.append(_tokens(row[1], n, "prompt tokens"))
-            outputs.append(_tokens(row[2], n, "output tokens"))
+            prompts.append(_tokens(row[1], n, N_("prompt tokens")))
+            outputs.append(_tokens(row[2], n, N_("output tokens")))
         except PlannerError as exc:
-            raise PlannerError(f"{path} {exc}") from None
+            raise PlannerError(_("{path} {problem}").format(path=path, problem=exc)) from None
     kinds = {type(a) for a in arrivals}
     if len(kinds) != 1:
-        raise PlannerError(f"{path} mixes seconds and date-times as arrival times: use one kind")
+        raise PlannerError(
+            _("{path} mixes seconds and date-times as arrival times: use one kind").format(
+                path=path
+            )
+        )
     first = min(arrivals)
     if isinstance(first, datetime):
         seconds = [(a - first).total_seconds() for a in arrivals]
     else:
         if not all(math.isfinite(a) for a in arrivals):
-            raise PlannerError(f"{path} has an arrival time that is not finite: fix that row")
+            raise PlannerError(
+                _("{path} has an arrival time that is not finite: fix that row").format(path=path)
+            )
         seconds = [a - first for a in arrivals]
     order = np.argsort(seconds, kind="stable")
     return Requests(
@@ -163,7 +195,7 @@ def decode_histogram(requests: Requests, model: BatchingModel | None = None) -> 
     model = model or BatchingModel()
     live = requests.output_tokens > 0
     if not live.any():
-        raise PlannerError("no request in the file generates a token: nothing ever decodes")
+        raise PlannerError(_("no request in the file generates a token: nothing ever decodes"))
     step_s = model.step_ms / 1e3
     # First step starting at or after each arrival; the small slack keeps an arrival that falls
     # on a step boundary (up to float rounding) in that step.

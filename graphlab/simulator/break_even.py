@@ -13,6 +13,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 
 from graphlab.errors import SimulatorError
+from graphlab.language import gettext as _
 from graphlab.timing.break_even import break_even, check_duration, cumulative_totals
 
 from .model import simulate
@@ -58,12 +59,16 @@ def from_timings(timings) -> BreakEven:
     data = getattr(timings, "timings", timings)
     if not isinstance(data, Mapping):
         raise SimulatorError(
-            f"expected a Comparison.to_dict() or a recording, got {type(timings).__name__}"
+            _("expected a Comparison.to_dict() or a recording, got {kind}").format(
+                kind=type(timings).__name__
+            )
         )
     keys = ("capture_us", "eager_end_to_end_us", "replay_end_to_end_us")
     missing = [k for k in keys if data.get(k) is None]
     if missing:
-        raise SimulatorError(f"timings lack {missing}: measure them with graphlab.compare")
+        raise SimulatorError(
+            _("timings lack {missing}: measure them with graphlab.compare").format(missing=missing)
+        )
     capture, eager_us, replay_us = (check_duration(k, data[k], error=SimulatorError) for k in keys)
     return BreakEven(capture, eager_us, replay_us, source="measured")
 
@@ -85,8 +90,11 @@ def from_simulation(
     capture = params.capture_us(len(step))
     if capture is None:
         raise SimulatorError(
-            "no capture cost in these parameters: set capture_base_us and capture_per_kernel_us "
-            "(the calibrated parameters have them) to get a break-even point"
+            _(
+                "no capture cost in these parameters: set capture_base_us and "
+                "capture_per_kernel_us (the calibrated parameters have them) to get a break-even "
+                "point"
+            )
         )
     copies = {"copy_in_us": copy_in_us, "copy_out_us": copy_out_us}
     eager_us = int(simulate(eager(step, params)).end_ns.max()) / 1000
@@ -107,8 +115,10 @@ def model_vs_measured(recording) -> dict:
     cumulative = data.get("cumulative") if isinstance(data, Mapping) else None
     if not isinstance(cumulative, Mapping):
         raise SimulatorError(
-            "no measured cumulative totals here: use a break_even recording "
-            "(graphlab.recordings() lists them; their names start with break_even_)"
+            _(
+                "no measured cumulative totals here: use a break_even recording "
+                "(graphlab.recordings() lists them; their names start with break_even_)"
+            )
         )
     model = from_timings(data)
     counts = list(cumulative["counts"])
@@ -135,8 +145,10 @@ def step_from_timeline(timeline, iterations: int = 1) -> Step:
     n_kernels = int(kernel.sum())
     if iterations < 1 or n_kernels == 0 or n_kernels % iterations:
         raise SimulatorError(
-            f"{n_kernels} kernels cannot be {iterations} identical steps: pass the number of "
-            "steps the timeline holds"
+            _(
+                "{kernels} kernels cannot be {iterations} identical steps: pass the number of "
+                "steps the timeline holds"
+            ).format(kernels=n_kernels, iterations=iterations)
         )
     per_step = n_kernels // iterations
     durations = timeline.dur_ns[kernel][:per_step] / 1000

@@ -64,6 +64,8 @@ from typing import Any
 import numpy as np
 
 from graphlab.errors import SimulatorError
+from graphlab.language import N_
+from graphlab.language import gettext as _
 from graphlab.support.atomic import write_text_atomically
 
 from .calibration_check import CheckRow, check
@@ -92,7 +94,9 @@ class Fit:
 def _median_us(values_ns: Iterable[np.ndarray], what: str) -> float:
     values = np.concatenate([np.asarray(v, dtype=np.float64) for v in values_ns])
     if not len(values):
-        raise SimulatorError(f"the recordings hold no samples of {what}: cannot calibrate it")
+        raise SimulatorError(
+            _("the recordings hold no samples of {what}: cannot calibrate it").format(what=_(what))
+        )
     return float(np.median(values)) / 1000
 
 
@@ -144,7 +148,7 @@ def fit(observations: Sequence[ChainObservation]) -> Fit:
     """Fit the parameters to chain observations (see the module docstring for each step)."""
     if not observations:
         raise SimulatorError(
-            "no chain recordings to calibrate from: record them on a GPU with `graphlab record`"
+            _("no chain recordings to calibrate from: record them on a GPU with `graphlab record`")
         )
     from_timelines, kernel_gap = _fit_device_costs(observations)
     hosts = _host_costs(observations, from_timelines, kernel_gap)
@@ -164,10 +168,12 @@ def fit(observations: Sequence[ChainObservation]) -> Fit:
 def _fit_device_costs(observations: Sequence[ChainObservation]) -> tuple[SimParams, float]:
     """Parameters read off the profiled timelines (medians; the host costs left at 0), and the
     median queued-kernel gap itself, before it is clipped at 0."""
-    node_gap = _median_us((o.node_gaps_ns for o in observations), "in-replay node gaps")
-    kernel_gap = _median_us((o.queued_gaps_ns for o in observations), "queued eager kernel gaps")
-    latency = _median_us((o.launch_latencies_ns for o in observations), "launch latency")
-    sync = _median_us((o.sync_costs_ns for o in observations), "synchronize calls")
+    node_gap = _median_us((o.node_gaps_ns for o in observations), N_("in-replay node gaps"))
+    kernel_gap = _median_us(
+        (o.queued_gaps_ns for o in observations), N_("queued eager kernel gaps")
+    )
+    latency = _median_us((o.launch_latencies_ns for o in observations), N_("launch latency"))
+    sync = _median_us((o.sync_costs_ns for o in observations), N_("synchronize calls"))
     from_timelines = SimParams(
         host_us=0.0,
         launch_latency_us=max(latency, 0.0),
@@ -196,7 +202,7 @@ def _host_costs(
                 o.eager_us,
             )
     if not hosts:
-        raise SimulatorError("no recording's eager loop is host-bound: cannot fit host_us")
+        raise SimulatorError(_("no recording's eager loop is host-bound: cannot fit host_us"))
     return hosts
 
 
@@ -220,8 +226,10 @@ def _graph_launch_costs(
             launches[o.name] = _solve(end_to_end, o.replay_end_to_end_us)
     if not launches:
         raise SimulatorError(
-            "every end-to-end replay loop is already longer in the simulator without any graph "
-            "launch cost: cannot fit graph_launch_us"
+            _(
+                "every end-to-end replay loop is already longer in the simulator without any "
+                "graph launch cost: cannot fit graph_launch_us"
+            )
         )
     return launches
 

@@ -11,6 +11,8 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from graphlab.language import gettext as _
+
 from .observations import ChainObservation
 from .params import SimParams
 from .timed_loops import end_to_end_replay_us, timed_loop_us
@@ -77,8 +79,11 @@ def check(observations: Sequence[ChainObservation], params: SimParams) -> list[C
 def format_table(rows: Sequence[CheckRow]) -> str:
     """The check as a Markdown table: per recording, measured vs simulated, and the error."""
     lines = [
-        "| recording | N | elements | eager measured µs | simulated | error "
-        "| replay measured µs | simulated | error | e2e replay measured µs | simulated | error |",
+        _(
+            "| recording | N | elements | eager measured µs | simulated | error "
+            "| replay measured µs | simulated | error | e2e replay measured µs | simulated "
+            "| error |"
+        ),
         "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
     ]
     for r in rows:

@@ -31,6 +31,7 @@ from typing import Any
 import numpy as np
 
 from graphlab.errors import SimulatorError
+from graphlab.language import gettext as _
 
 __all__ = [
     "HOST_THREAD",
@@ -109,25 +110,29 @@ class Program:
         n_items = len(self.item_op)
         if n_items > MAX_KERNELS:
             raise SimulatorError(
-                f"{n_items:,} kernels is too many to simulate (at most {MAX_KERNELS:,}, about "
-                "1 GB of memory): simulate fewer kernels or fewer iterations"
+                _(
+                    "{kernels:,} kernels is too many to simulate (at most {largest:,}, about "
+                    "1 GB of memory): simulate fewer kernels or fewer iterations"
+                ).format(kernels=n_items, largest=MAX_KERNELS)
             )
         if not (len(self.item_stream) == len(self.item_dur_ns) == n_items):
-            raise SimulatorError("program arrays disagree in length: build it with workloads")
+            raise SimulatorError(_("program arrays disagree in length: build it with workloads"))
         if n_items and (np.any(np.diff(self.item_op) < 0) or self.item_op[-1] >= len(self)):
-            raise SimulatorError("items must be submitted by existing ops, in issue order")
+            raise SimulatorError(_("items must be submitted by existing ops, in issue order"))
         submitters = self.op_kind[self.item_op]
         if np.any((submitters != OP_LAUNCH) & (submitters != OP_GRAPH_LAUNCH)):
-            raise SimulatorError("only launch and graph-launch ops submit GPU work")
+            raise SimulatorError(_("only launch and graph-launch ops submit GPU work"))
         if self.queue_depth is not None and not (
             isinstance(self.queue_depth, (int, np.integer)) and self.queue_depth >= 1
         ):
             raise SimulatorError(
-                f"queue_depth must be a whole number >= 1, got {self.queue_depth!r}"
+                _("queue_depth must be a whole number >= 1, got {value!r}").format(
+                    value=self.queue_depth
+                )
             )
         if len(self.edge_item) and np.any(self.edge_after >= self.edge_item):
             raise SimulatorError(
-                "a wait must be on work submitted earlier (edge_after < edge_item)"
+                _("a wait must be on work submitted earlier (edge_after < edge_item)")
             )
 
     def __len__(self) -> int:

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from graphlab.errors import SimulatorError
+from graphlab.language import gettext as _
 
 __all__ = [
     "ChainObservation",
@@ -108,7 +109,9 @@ def sync_costs(t) -> np.ndarray:
 def observe(recording) -> ChainObservation:
     """Reduce a chain :class:`graphlab.timing.recordings.Recording` to what the fit uses."""
     if recording.experiment.get("kind") != "chain":
-        raise SimulatorError(f"recording {recording.name!r} is not a chain recording")
+        raise SimulatorError(
+            _("recording {name!r} is not a chain recording").format(name=recording.name)
+        )
     eager_t, graph_t = recording.timeline("eager"), recording.timeline("graph")
     timings = recording.timings
     return ChainObservation(

@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from graphlab.errors import SimulatorError
+from graphlab.language import gettext as _
 from graphlab.timing.break_even import check_duration
 
 __all__ = [
@@ -104,15 +105,21 @@ class SimParams:
 def _read_calibration(path: Path) -> dict[str, Any]:
     if not path.exists():
         raise SimulatorError(
-            f"no calibrated parameters at {path}: the simulator has not been calibrated against "
-            "GPU recordings yet. Pass every parameter yourself (graphlab simulate --host-us H "
-            "--launch-latency-us L --graph-launch-us G --node-gap-us X --sync-us S), or run "
-            "graphlab calibrate --write once recordings exist"
+            _(
+                "no calibrated parameters at {path}: the simulator has not been calibrated "
+                "against GPU recordings yet. Pass every parameter yourself (graphlab simulate "
+                "--host-us H --launch-latency-us L --graph-launch-us G --node-gap-us X "
+                "--sync-us S), or run graphlab calibrate --write once recordings exist"
+            ).format(path=path)
         )
     try:
         return json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:
-        raise SimulatorError(f"calibrated parameters at {path} are unreadable: {exc}") from None
+        raise SimulatorError(
+            _("calibrated parameters at {path} are unreadable: {reason}").format(
+                path=path, reason=exc
+            )
+        ) from None
 
 
 def calibrated(path: Path | None = None) -> SimParams:
@@ -125,4 +132,8 @@ def calibrated(path: Path | None = None) -> SimParams:
     try:
         return SimParams(**data["params"], calibration=data["provenance"])
     except (KeyError, TypeError) as exc:
-        raise SimulatorError(f"calibrated parameters at {path} are malformed: {exc}") from None
+        raise SimulatorError(
+            _("calibrated parameters at {path} are malformed: {reason}").format(
+                path=path, reason=exc
+            )
+        ) from None

@@ -27,6 +27,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from graphlab.errors import SimulatorError
+from graphlab.language import gettext as _
 
 from .model import (
     MAX_KERNELS,
@@ -51,9 +52,15 @@ def _ns(us) -> np.ndarray:
 def _count(name: str, value, at_most: int = MAX_KERNELS) -> int:
     """``value`` as an int in [1, at_most], else SimulatorError."""
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
-        raise SimulatorError(f"{name} must be a whole number, got {value!r:.40}")
+        raise SimulatorError(
+            _("{name} must be a whole number, got {value!r:.40}").format(name=name, value=value)
+        )
     if not 1 <= value <= at_most:
-        raise SimulatorError(f"{name} must be between 1 and {at_most:,}, got {value:,}")
+        raise SimulatorError(
+            _("{name} must be between 1 and {largest:,}, got {value:,}").format(
+                name=name, largest=at_most, value=value
+            )
+        )
     return int(value)
 
 
@@ -63,13 +70,17 @@ def _durations(name: str, values) -> np.ndarray:
         array = np.asarray(values, dtype=np.float64).reshape(-1)
     except (TypeError, ValueError, OverflowError):
         raise SimulatorError(
-            f"{name} must be numbers of microseconds, got {values!r:.40}"
+            _("{name} must be numbers of microseconds, got {value!r:.40}").format(
+                name=name, value=values
+            )
         ) from None
     bad = ~((array >= 0) & (array <= MAX_DURATION_US))  # also catches NaN
     if np.any(bad):
         raise SimulatorError(
-            f"{name} must be between 0 and {MAX_DURATION_US:g} µs, got {float(array[bad][0])!r}: "
-            "pass non-negative, finite durations"
+            _(
+                "{name} must be between 0 and {largest:g} µs, got {value!r}: "
+                "pass non-negative, finite durations"
+            ).format(name=name, largest=MAX_DURATION_US, value=float(array[bad][0]))
         )
     return array
 
@@ -117,7 +128,11 @@ def chain(n_kernels: int, kernel_us, name: str = "kernel") -> Step:
     if durations.size == 1:
         durations = np.full(n, durations[0])
     elif durations.size != n:
-        raise SimulatorError(f"got {durations.size} kernel durations for {n} kernels")
+        raise SimulatorError(
+            _("got {durations} kernel durations for {kernels} kernels").format(
+                durations=durations.size, kernels=n
+            )
+        )
     return _one_stream(durations, [name], f"chain of {n} kernels")
 
 
@@ -126,7 +141,11 @@ def model_step(kernel_us: Sequence[float], names: Sequence[str] | None = None) -
     durations = _durations("kernel duration", kernel_us)
     n = _count("kernels", durations.size)
     if names is not None and len(names) != n:
-        raise SimulatorError(f"got {len(names)} names for {n} kernel durations")
+        raise SimulatorError(
+            _("got {names} names for {durations} kernel durations").format(
+                names=len(names), durations=n
+            )
+        )
     names = names if names is not None else ["kernel"]
     return _one_stream(durations, names, f"model step of {n} kernels")
 
@@ -151,7 +170,7 @@ def fork_join(
         "after": _durations("after_us", after_us),
     }
     if not parts["side"].size or not parts["main"].size:
-        raise SimulatorError("fork_join needs at least one kernel on each branch")
+        raise SimulatorError(_("fork_join needs at least one kernel on each branch"))
     sizes = [parts[k].size for k in ("before", "side", "main", "after")]
     _count("kernels", sum(sizes))
     first = dict(zip(parts, np.cumsum([0, *sizes[:-1]]).tolist(), strict=True))
@@ -191,8 +210,12 @@ def _check_repeats(per_repeat: int, repeats: int, what: str) -> int:
     total = per_repeat * repeats
     if total > MAX_KERNELS:
         raise SimulatorError(
-            f"{per_repeat:,} kernels x {repeats:,} {what} = {total:,} kernels is too many to "
-            f"simulate (at most {MAX_KERNELS:,}): use fewer {what} or fewer kernels"
+            _(
+                "{per_repeat:,} kernels x {repeats:,} {what} = {total:,} kernels is too many to "
+                "simulate (at most {largest:,}): use fewer {what} or fewer kernels"
+            ).format(
+                per_repeat=per_repeat, repeats=repeats, what=what, total=total, largest=MAX_KERNELS
+            )
         )
     return repeats
 

@@ -29,6 +29,7 @@ from typing import Any
 import numpy as np
 
 from graphlab.errors import TraceError
+from graphlab.language import gettext as _
 from graphlab.support.printable import printable_json
 
 __all__ = [
@@ -120,7 +121,11 @@ class EventTable:
             known |= kinds == k
         if not known.all():
             unknown = sorted(set(kinds[~known].tolist()))
-            raise TraceError(f"unknown event kind(s) {unknown}: use one of {list(KINDS)}")
+            raise TraceError(
+                _("unknown event kind(s) {unknown}: use one of {kinds}").format(
+                    unknown=unknown, kinds=list(KINDS)
+                )
+            )
         columns: dict[str, np.ndarray] = {"kind": kinds.astype("U6")}
         columns["name"] = np.array(name, dtype=object).reshape(-1)
         given = {
@@ -138,24 +143,34 @@ class EventTable:
             try:
                 array = np.asarray(values)
             except (OverflowError, ValueError, TypeError) as exc:
-                raise TraceError(f"column {col!r} cannot be read as integers ({exc})") from None
+                raise TraceError(
+                    _("column {column!r} cannot be read as integers ({reason})").format(
+                        column=col, reason=exc
+                    )
+                ) from None
             if array.size and array.dtype.kind not in "iu":
                 raise TraceError(
-                    f"column {col!r} must hold integers (nanoseconds or ids), got {array.dtype}: "
-                    "convert times to integer nanoseconds first"
+                    _(
+                        "column {column!r} must hold integers (nanoseconds or ids), got {dtype}: "
+                        "convert times to integer nanoseconds first"
+                    ).format(column=col, dtype=array.dtype)
                 )
             if array.size and array.dtype.kind == "u" and array.max() > np.iinfo(np.int64).max:
                 # Converting would wrap 2**64 - 1 round to -1.
                 raise TraceError(
-                    f"column {col!r} holds {int(array.max())}, beyond what a 64-bit signed "
-                    "integer holds: the data is damaged"
+                    _(
+                        "column {column!r} holds {value}, beyond what a 64-bit signed integer "
+                        "holds: the data is damaged"
+                    ).format(column=col, value=int(array.max()))
                 )
             columns[col] = array.astype(np.int64).reshape(-1)
         for col in _COLUMNS:
             if len(columns[col]) != n:
                 raise TraceError(
-                    f"column {col!r} has {len(columns[col])} values but 'kind' has {n}: "
-                    "every column needs one value per event"
+                    _(
+                        "column {column!r} has {values} values but 'kind' has {kinds}: "
+                        "every column needs one value per event"
+                    ).format(column=col, values=len(columns[col]), kinds=n)
                 )
         self._take(columns, meta)
 
@@ -246,14 +261,18 @@ class EventTable:
         schema = data.get("schema") if isinstance(data, Mapping) else None
         if isinstance(schema, str) and schema.startswith("graphlab.timeline/") and schema != SCHEMA:
             raise TraceError(
-                f"timeline schema {schema!r} is not one this graphlab reads ({SCHEMA!r}): "
-                "upgrade graphlab (pip install -U cuda-graphlab) or re-save the timeline"
+                _(
+                    "timeline schema {schema!r} is not one this graphlab reads ({known!r}): "
+                    "upgrade graphlab (pip install -U cuda-graphlab) or re-save the timeline"
+                ).format(schema=schema, known=SCHEMA)
             )
         if schema != SCHEMA:
             found = schema if isinstance(data, Mapping) else type(data).__name__
             raise TraceError(
-                f"not a graphlab timeline (schema {found!r}, expected {SCHEMA!r}): "
-                "pass the output of Timeline.to_dict() or a file written by Timeline.save()"
+                _(
+                    "not a graphlab timeline (schema {found!r}, expected {known!r}): "
+                    "pass the output of Timeline.to_dict() or a file written by Timeline.save()"
+                ).format(found=found, known=SCHEMA)
             )
         try:
             events, names = data["events"], data["names"]
@@ -273,27 +292,33 @@ class EventTable:
             if isinstance(exc, TraceError):
                 raise
             raise TraceError(
-                f"graphlab timeline data is damaged ({type(exc).__name__}: {exc}): "
-                "re-create it with Timeline.save()"
+                _(
+                    "graphlab timeline data is damaged ({kind}: {reason}): "
+                    "re-create it with Timeline.save()"
+                ).format(kind=type(exc).__name__, reason=exc)
             ) from None
 
 
 def _check_times(start: np.ndarray, dur: np.ndarray) -> None:
     """Refuse negative durations and times a table cannot hold (see MAX_ABS_NS)."""
     if dur.min() < 0:
-        raise TraceError("an event has a negative duration: durations must be >= 0 ns")
+        raise TraceError(_("an event has a negative duration: durations must be >= 0 ns"))
     low, high, longest = int(start.min()), int(start.max()), int(dur.max())
     if low < -MAX_ABS_NS or high >= MAX_ABS_NS or longest >= MAX_ABS_NS:
         worst = max((low, high, longest), key=abs)
         raise TraceError(
-            f"an event time of {worst} ns is outside what a timeline holds (+-2**62 ns, about "
-            "146 years): times are integer nanoseconds; the data is damaged or not in ns"
+            _(
+                "an event time of {time} ns is outside what a timeline holds (+-2**62 ns, about "
+                "146 years): times are integer nanoseconds; the data is damaged or not in ns"
+            ).format(time=worst)
         )
     span = int((start + dur).max()) - low
     if span > MAX_ABS_NS:
         raise TraceError(
-            f"the events span {span} ns, more than a timeline holds (2**62 ns, about 146 years): "
-            "the data is damaged or mixes time bases"
+            _(
+                "the events span {span} ns, more than a timeline holds (2**62 ns, about 146 "
+                "years): the data is damaged or mixes time bases"
+            ).format(span=span)
         )
 
 

@@ -26,6 +26,8 @@ from typing import BinaryIO, TypeVar
 import msgspec
 
 from graphlab.errors import TraceError
+from graphlab.language import N_
+from graphlab.language import gettext as _
 from graphlab.support.memory import describe_bytes, missing_bytes
 from graphlab.support.printable import printable
 
@@ -63,14 +65,18 @@ def read_bytes(
     """
     shown = printable(path)
     if not path.exists():
-        raise TraceError(f"{shown}: no such file; {advice}")
+        raise TraceError(_("{path}: no such file; {advice}").format(path=shown, advice=_(advice)))
     if not path.is_file():
         raise TraceError(
-            f"{shown}: is {_kind_of_file(path)}, not a regular file; pass the trace's .json file"
+            _("{path}: is {kind}, not a regular file; pass the trace's .json file").format(
+                path=shown, kind=_(_kind_of_file(path))
+            )
         )
     size = path.stat().st_size
     if size == 0:
-        raise TraceError(f"{shown}: the file is empty; {advice}")
+        raise TraceError(
+            _("{path}: the file is empty; {advice}").format(path=shown, advice=_(advice))
+        )
     try:
         with path.open("rb", buffering=0) as f:  # unbuffered: read() fills one bytes object
             gzipped = f.read(2) == _GZIP_MAGIC
@@ -85,7 +91,9 @@ def read_bytes(
             return _gunzip(shown, f, limit, memory_factor)
     except OSError as exc:
         reason = exc.strerror or exc
-        raise TraceError(f"{shown}: cannot be read ({reason}); check the file") from None
+        raise TraceError(
+            _("{path}: cannot be read ({reason}); check the file").format(path=shown, reason=reason)
+        ) from None
 
 
 def _kind_of_file(path: Path) -> str:
@@ -93,35 +101,44 @@ def _kind_of_file(path: Path) -> str:
     try:
         mode = path.stat().st_mode
     except OSError:
-        return "not readable"
+        return N_("not readable")
     for test, kind in (
-        (stat.S_ISDIR, "a folder"),
-        (stat.S_ISFIFO, "a FIFO (named pipe)"),
-        (stat.S_ISCHR, "a character device"),
-        (stat.S_ISBLK, "a block device"),
-        (stat.S_ISSOCK, "a socket"),
+        (stat.S_ISDIR, N_("a folder")),
+        (stat.S_ISFIFO, N_("a FIFO (named pipe)")),
+        (stat.S_ISCHR, N_("a character device")),
+        (stat.S_ISBLK, N_("a block device")),
+        (stat.S_ISSOCK, N_("a socket")),
     ):
         if test(mode):
             return kind
-    return "not a file"
+    return N_("not a file")
 
 
 def _check_size(path: str, size: int, limit: int, memory_factor: float, what: str = "") -> None:
     """Refuse ``size`` bytes above ``limit``, or when working on them needs more memory than is
     available. ``what`` says what the size is of (the file itself by default)."""
-    described = what.format(size=describe_bytes(size)) if what else describe_bytes(size)
+    described = _(what).format(size=describe_bytes(size)) if what else describe_bytes(size)
     if size > limit:
         raise TraceError(
-            f"{path}: {described} is more than graphlab reads ({describe_bytes(limit)}): "
-            "profile fewer steps (torch.profiler.schedule with active=1..3) and export again"
+            _(
+                "{path}: {size} is more than graphlab reads ({limit}): profile fewer steps "
+                "(torch.profiler.schedule with active=1..3) and export again"
+            ).format(path=path, size=described, limit=describe_bytes(limit))
         )
     short = missing_bytes(int(size * memory_factor))
     if short:
         needed, available = short
         raise TraceError(
-            f"{path}: reading {described} needs about {describe_bytes(needed)} of memory and "
-            f"{describe_bytes(available)} is available: free some memory, or profile fewer steps "
-            "(torch.profiler.schedule with active=1..3)"
+            _(
+                "{path}: reading {size} needs about {needed} of memory and {available} is "
+                "available: free some memory, or profile fewer steps "
+                "(torch.profiler.schedule with active=1..3)"
+            ).format(
+                path=path,
+                size=described,
+                needed=describe_bytes(needed),
+                available=describe_bytes(available),
+            )
         )
 
 
@@ -133,10 +150,16 @@ def _gunzip(path: str, f, limit: int, memory_factor: float) -> bytearray:
     anything: the message says so). The unpacked bytes grow in one buffer, never past the limit.
     """
     if f.seek(0, os.SEEK_END) < _GZIP_SMALLEST:
-        raise TraceError(f"{path}: the gzip file ends early (truncated?); export the trace again")
+        raise TraceError(
+            _("{path}: the gzip file ends early (truncated?); export the trace again").format(
+                path=path
+            )
+        )
     f.seek(-4, os.SEEK_END)
     stated = int.from_bytes(f.read(4), "little")
-    trailer = "the {size} its gzip trailer says it unpacks to (if it is damaged, export it again)"
+    trailer = N_(
+        "the {size} its gzip trailer says it unpacks to (if it is damaged, export it again)"
+    )
     _check_size(path, stated, limit, memory_factor, trailer)
     f.seek(0)
     unpacked = bytearray()
@@ -145,35 +168,60 @@ def _gunzip(path: str, f, limit: int, memory_factor: float) -> bytearray:
             while block := unpacking.read(min(_BLOCK, limit + 1 - len(unpacked))):
                 unpacked += block
                 if len(unpacked) > limit:
-                    _check_size(path, len(unpacked), limit, memory_factor, "over {size} unpacked")
+                    over = N_("over {size} unpacked")
+                    _check_size(path, len(unpacked), limit, memory_factor, over)
     except EOFError:
         raise TraceError(
-            f"{path}: the gzip file ends early (truncated?); export the trace again"
+            _("{path}: the gzip file ends early (truncated?); export the trace again").format(
+                path=path
+            )
         ) from None
     except (gzip.BadGzipFile, zlib.error) as exc:
-        raise TraceError(f"{path}: a damaged gzip file ({exc}); export the trace again") from None
-    _check_size(path, len(unpacked), limit, memory_factor, "{size} unpacked")
+        raise TraceError(
+            _("{path}: a damaged gzip file ({reason}); export the trace again").format(
+                path=path, reason=exc
+            )
+        ) from None
+    _check_size(path, len(unpacked), limit, memory_factor, N_("{size} unpacked"))
     return unpacked
 
 
 def parse_error(path: str, data: bytes, exc: Exception, advice: str) -> TraceError:
     """One line for msgspec's complaint about the JSON in ``data``."""
     if isinstance(exc, RecursionError):
-        return TraceError(f"{path}: JSON nested too deeply to be a trace; {advice}")
+        return TraceError(_too_deep(path, advice))
     message = str(exc)
     if "truncated" in message:
-        return TraceError(f"{path}: ends early (truncated?); re-export the trace, {advice}")
+        return TraceError(
+            _("{path}: ends early (truncated?); re-export the trace, {advice}").format(
+                path=path, advice=_(advice)
+            )
+        )
     if "UTF-8" in message:
-        return TraceError(f"{path}: not a text JSON file; {advice}")
+        return TraceError(_not_text(path, advice))
     at = _BYTE_AT.search(message)
     position = int(at.group(1)) if at else 0
     if position < len(data) and (data[position] >= 0x80 or data[position] < 0x09):
-        return TraceError(f"{path}: not a text JSON file; {advice}")
+        return TraceError(_not_text(path, advice))
     line = data.count(b"\n", 0, position) + 1
     reason = _BYTE_AT.sub("", message.removeprefix("JSON is malformed: ")).strip()
-    return TraceError(
-        f"{path}: is not valid JSON ({reason}) at line {line}; re-export the trace, {advice}"
+    return TraceError(_not_valid(path, reason, line, advice))
+
+
+def _too_deep(path: str, advice: str) -> str:
+    return _("{path}: JSON nested too deeply to be a trace; {advice}").format(
+        path=path, advice=_(advice)
     )
+
+
+def _not_text(path: str, advice: str) -> str:
+    return _("{path}: not a text JSON file; {advice}").format(path=path, advice=_(advice))
+
+
+def _not_valid(path: str, reason: str, line: int, advice: str) -> str:
+    return _(
+        "{path}: is not valid JSON ({reason}) at line {line}; re-export the trace, {advice}"
+    ).format(path=path, reason=reason, line=line, advice=_(advice))
 
 
 def python_json(path: str, data: bytes, advice: str):
@@ -181,19 +229,18 @@ def python_json(path: str, data: bytes, advice: str):
     try:
         return json.loads(data, parse_float=Decimal)
     except json.JSONDecodeError as exc:
-        raise TraceError(
-            f"{path}: is not valid JSON ({exc.msg}) at line {exc.lineno}; re-export the trace, "
-            f"{advice}"
-        ) from None
+        raise TraceError(_not_valid(path, exc.msg, exc.lineno, advice)) from None
     except UnicodeDecodeError:
-        raise TraceError(f"{path}: not a text JSON file; {advice}") from None
+        raise TraceError(_not_text(path, advice)) from None
     except ValueError:  # json's only other ValueError: an integer with too many digits
         raise TraceError(
-            f"{path}: holds a number of more than {sys.get_int_max_str_digits():,} digits, "
-            f"which no trace has; {advice}"
+            _(
+                "{path}: holds a number of more than {digits:,} digits, which no trace has; "
+                "{advice}"
+            ).format(path=path, digits=sys.get_int_max_str_digits(), advice=_(advice))
         ) from None
     except RecursionError:
-        raise TraceError(f"{path}: JSON nested too deeply to be a trace; {advice}") from None
+        raise TraceError(_too_deep(path, advice)) from None
 
 
 def objects_with_repeated_keys(data: bytes | bytearray) -> int:

@@ -39,6 +39,8 @@ from typing import Any
 import msgspec
 
 from graphlab.errors import TraceError
+from graphlab.language import N_
+from graphlab.language import gettext as _
 from graphlab.support.memory import describe_bytes, missing_bytes
 from graphlab.support.printable import printable, printable_json
 
@@ -60,11 +62,18 @@ _FAST_MEMORY = 1.6
 # the file.
 _PYTHON_JSON_MEMORY = 8.0
 
-_EXPORT_ADVICE = (
+_EXPORT_ADVICE = N_(
     "record one with torch.profiler: `with torch.profiler.profile(activities=["
     "ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof: ...` then "
     "`prof.export_chrome_trace('trace.json')`"
 )
+
+
+def _not_chrome(where: str) -> str:
+    """The message for JSON without a traceEvents list; ``where`` is "path: " or empty."""
+    return _("{where}JSON, but not a Chrome trace (no 'traceEvents' list); {advice}").format(
+        where=where, advice=_(_EXPORT_ADVICE)
+    )
 
 
 def read_json(path: str | os.PathLike) -> Any:
@@ -101,8 +110,10 @@ def load_trace(src) -> EventTable:
         table, notes = _load_profiler(src)
     else:
         raise TraceError(
-            f"cannot read a trace from {type(src).__name__}: pass a path to a Chrome-trace JSON "
-            "file, its parsed dict, or a finished torch.profiler.profile"
+            _(
+                "cannot read a trace from {kind}: pass a path to a Chrome-trace JSON file, its "
+                "parsed dict, or a finished torch.profiler.profile"
+            ).format(kind=type(src).__name__)
         )
     where = f"{printable(src)}: " if isinstance(src, (str, os.PathLike)) else ""
     for note in [*notes, *duplicated_events(table)]:
@@ -132,7 +143,7 @@ _EVENT_TEXTS = msgspec.json.Decoder(list[msgspec.Raw])
 def _path(src: str | os.PathLike) -> Path:
     """``src`` as a Path; an empty one is refused (Path("") is the current folder)."""
     if not os.fspath(src).strip():
-        raise TraceError("the trace's path is empty: pass the trace's .json file")
+        raise TraceError(_("the trace's path is empty: pass the trace's .json file"))
     return Path(src)
 
 
@@ -146,7 +157,7 @@ def _load_file(p: Path, origin: str | None) -> tuple[EventTable, list[str]]:
 
     A plain Kineto trace is read as a stream (:mod:`.kineto_stream`); any other file whole.
     """
-    label = printable(origin) if origin else "the trace"
+    label = printable(origin) if origin else _("the trace")
     read = read_bytes(
         p,
         MAX_TRACE_BYTES,
@@ -164,14 +175,12 @@ def _load_file(p: Path, origin: str | None) -> tuple[EventTable, list[str]]:
     try:
         document = _DOCUMENT.decode(data)
     except msgspec.ValidationError:
-        raise TraceError(
-            f"{label}: JSON, but not a Chrome trace (no 'traceEvents' list); {_EXPORT_ADVICE}"
-        ) from None
+        raise TraceError(_not_chrome(f"{label}: ")) from None
     except (msgspec.DecodeError, RecursionError) as exc:
         if isinstance(exc, msgspec.DecodeError) and is_python_only(data, exc):
             # NaN or Infinity: JSON that Python writes; read it as Python reads it.
-            why = "holds NaN or Infinity, which only Python's slower json reads"
-            _check_python_memory(data, label, why, "export the trace again")
+            why = N_("holds NaN or Infinity, which only Python's slower json reads")
+            _check_python_memory(data, label, why, N_("export the trace again"))
             return _load_parsed(python_json(label, data, _EXPORT_ADVICE), origin)
         raise parse_error(label, data, exc, _EXPORT_ADVICE) from None
     top = {}
@@ -180,14 +189,13 @@ def _load_file(p: Path, origin: str | None) -> tuple[EventTable, list[str]]:
         if top["schema"] == SCHEMA:
             # A timeline is read whole into Python objects, from the bytes already read.
             del document
-            why = "is a graphlab timeline, read whole as Python objects"
-            _check_python_memory(data, label, why, "free some memory or save a shorter timeline")
+            why = N_("is a graphlab timeline, read whole as Python objects")
+            advice = N_("free some memory or save a shorter timeline")
+            _check_python_memory(data, label, why, advice)
             return EventTable.from_dict(_exact_json(data, label)), []
         _refuse_other_graphlab_files(top, origin)
         if memoryview(document.traceEvents)[:1] != b"[":  # missing, or not a list
-            raise TraceError(
-                f"{label}: JSON, but not a Chrome trace (no 'traceEvents' list); {_EXPORT_ADVICE}"
-            )
+            raise TraceError(_not_chrome(f"{label}: "))
         columns = read_array(document.traceEvents, label, _EXPORT_ADVICE)
         if columns is None:  # a list that read_array cannot cut: one event text at a time
             columns = read_texts(_EVENT_TEXTS.decode(document.traceEvents), label, _EXPORT_ADVICE)
@@ -220,8 +228,16 @@ def _check_python_memory(data: bytes | bytearray, label: str, why: str, advice: 
     short = missing_bytes(int(len(data) * _PYTHON_JSON_MEMORY))
     if short:
         raise TraceError(
-            f"{label}: {why}, and that needs about {describe_bytes(short[0])} of memory "
-            f"({describe_bytes(short[1])} available): {advice}"
+            _(
+                "{path}: {why}, and that needs about {needed} of memory ({available} available): "
+                "{advice}"
+            ).format(
+                path=label,
+                why=_(why),
+                needed=describe_bytes(short[0]),
+                available=describe_bytes(short[1]),
+                advice=_(advice),
+            )
         ) from None
 
 
@@ -245,8 +261,10 @@ def _refuse_other_graphlab_files(top: dict, origin: str | None) -> None:
         if schema.startswith("graphlab.timeline/"):
             EventTable.from_dict(top)  # an unknown timeline version: says which one to use
         raise TraceError(
-            f"{where}this is a {schema} file, not a trace: load recordings with "
-            "graphlab.recording(name) and use its .timeline('eager' or 'graph')"
+            _(
+                "{where}this is a {schema} file, not a trace: load recordings with "
+                "graphlab.recording(name) and use its .timeline('eager' or 'graph')"
+            ).format(where=where, schema=schema)
         )
 
 
@@ -259,9 +277,7 @@ def _load_parsed(data: Any, origin: str | None) -> tuple[EventTable, list[str]]:
         _refuse_other_graphlab_files({"schema": data.get("schema")}, origin)
     events = data.get("traceEvents") if isinstance(data, dict) else data
     if not isinstance(events, list):
-        raise TraceError(
-            f"{where}JSON, but not a Chrome trace (no 'traceEvents' list); {_EXPORT_ADVICE}"
-        )
+        raise TraceError(_not_chrome(where))
     return _table(Columns.of_dicts(events, where), data if isinstance(data, dict) else {}, origin)
 
 
@@ -273,13 +289,18 @@ def _load_profiler(prof) -> tuple[EventTable, list[str]]:
             prof.export_chrome_trace(str(path))
         except (RuntimeError, AssertionError, AttributeError) as exc:
             raise TraceError(
-                f"the profiler could not export its trace ({exc}): call Timeline.from_chrome_trace"
-                "(prof) after the `with torch.profiler.profile(...) as prof:` block has ended"
+                _(
+                    "the profiler could not export its trace ({reason}): call "
+                    "Timeline.from_chrome_trace(prof) after the "
+                    "`with torch.profiler.profile(...) as prof:` block has ended"
+                ).format(reason=exc)
             ) from None
         if not path.exists():
             raise TraceError(
-                "the profiler wrote no trace: call Timeline.from_chrome_trace(prof) after the "
-                "`with torch.profiler.profile(...) as prof:` block has ended"
+                _(
+                    "the profiler wrote no trace: call Timeline.from_chrome_trace(prof) after the "
+                    "`with torch.profiler.profile(...) as prof:` block has ended"
+                )
             )
         return _load_file(path, None)
 
@@ -292,10 +313,12 @@ def _table(columns: Columns, top: dict, origin: str | None) -> tuple[EventTable,
     where = f"{printable(origin)}: " if origin else ""
     columns.finish()
     if not len(columns.kind):
-        found = ", ".join(f"{n} {cat}" for cat, n in columns.skipped.most_common(4)) or "no events"
+        found = ", ".join(f"{n} {cat}" for cat, n in columns.skipped.most_common(4))
         raise TraceError(
-            f"{where}the trace has no CUDA runtime or GPU events ({found}): profile with "
-            "activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA] on a machine with a GPU"
+            _(
+                "{where}the trace has no CUDA runtime or GPU events ({found}): profile with "
+                "activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA] on a machine with a GPU"
+            ).format(where=where, found=found or _("no events"))
         )
     meta = _meta(top, origin, columns.skipped)
     if columns.host_pid is not None:

@@ -21,6 +21,8 @@ import msgspec
 import numpy as np
 
 from graphlab.errors import TraceError
+from graphlab.language import N_
+from graphlab.language import gettext as _
 
 from .decimals import PAD, us_padded_texts_to_ns, us_to_ns
 from .events import SYNC_CALLS, EventTable, call_name
@@ -514,14 +516,17 @@ def _raw_number(raw: bytes | bytearray, where: str) -> Any:
     """
     if not len(raw):
         return msgspec.UNSET
-    return python_json(where.removesuffix(": ") or "the trace", bytes(raw), "export it again")
+    origin = where.removesuffix(": ") or _("the trace")
+    return python_json(origin, bytes(raw), N_("export it again"))
 
 
 def _bad_times(where: str, name: str, cat: str, ts: Any, dur: Any) -> TraceError:
-    shown = ["missing" if v is msgspec.UNSET or v is None else repr(v) for v in (ts, dur)]
+    shown = [_("missing") if v is msgspec.UNSET or v is None else repr(v) for v in (ts, dur)]
     return TraceError(
-        f"{where}event {name!r} ({cat}) has a missing, non-numeric or negative 'ts'/'dur' "
-        f"({shown[0]}, {shown[1]}): the trace is damaged; re-export it"
+        _(
+            "{where}event {name!r} ({category}) has a missing, non-numeric or negative "
+            "'ts'/'dur' ({ts}, {dur}): the trace is damaged; re-export it"
+        ).format(where=where, name=name, category=cat, ts=shown[0], dur=shown[1])
     )
 
 

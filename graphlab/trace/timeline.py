@@ -15,6 +15,7 @@ import warnings
 from pathlib import Path
 
 from graphlab.errors import TraceError
+from graphlab.language import gettext as _
 
 from .events import EventTable, TraceWarning, finite_json
 from .gaps import Summary, summarize
@@ -63,7 +64,9 @@ class Timeline(EventTable):
         try:
             text = json.dumps(data, separators=(",", ":"), allow_nan=False)
         except (TypeError, ValueError) as exc:
-            raise TraceError(f"timeline meta is not JSON-serialisable: {exc}") from None
+            raise TraceError(
+                _("timeline meta is not JSON-serialisable: {reason}").format(reason=exc)
+            ) from None
         from graphlab.support.atomic import write_text_atomically  # see to_chrome_trace
 
         return write_text_atomically(path, text, TraceError)
@@ -110,5 +113,7 @@ class Timeline(EventTable):
         except (TypeError, ValueError) as exc:
             if isinstance(exc, TraceError):
                 raise
-            raise TraceError(f"timeline meta is not JSON-serialisable: {exc}") from None
+            raise TraceError(
+                _("timeline meta is not JSON-serialisable: {reason}").format(reason=exc)
+            ) from None
         return Path(path)

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import os
+import unicodedata
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
@@ -24,7 +25,10 @@ from urllib.parse import quote
 from urllib.request import Request, urlopen
 
 from graphlab.course.syllabus import Lesson
+from graphlab.diagnose.words import Text, shown
 from graphlab.errors import GraphlabError
+from graphlab.language import N_
+from graphlab.language import gettext as _
 
 __all__ = [
     "STATES",
@@ -38,7 +42,12 @@ __all__ = [
 ]
 
 #: A lesson's states, and the mark the terminal table shows for each.
-STATES = {"passed": "passed", "failed": "FAILED", "started": "started", "not attempted": "-"}
+STATES = {
+    "passed": N_("passed"),
+    "failed": N_("FAILED"),
+    "started": N_("started"),
+    "not attempted": "-",
+}
 TIMEOUT_S = 10
 _WHEN_WIDTH = len("2026-12-03 22:40:01 UTC")
 
@@ -89,7 +98,7 @@ def _lesson_states(reply: object) -> dict[str, str]:
 
 def _learner(hub_url: str, token: str, user: dict[str, Any]) -> LearnerProgress:
     server = (user.get("servers") or {}).get("", {})
-    learner = LearnerProgress(user["name"], user.get("last_activity"), "not started")
+    learner = LearnerProgress(user["name"], user.get("last_activity"), Text(N_("not started")))
     if not server.get("ready"):
         return learner
     try:
@@ -97,11 +106,11 @@ def _learner(hub_url: str, token: str, user: dict[str, Any]) -> LearnerProgress:
             _get(f"{hub_url}/user/{quote(user['name'])}/graphlab/lessons", token)
         )
     except HTTPError as exc:
-        learner.server = f"running, progress unreadable (HTTP {exc.code})"
+        learner.server = Text(N_("running, progress unreadable (HTTP {code})"), code=exc.code)
     except (URLError, OSError, ValueError) as exc:
-        learner.server = f"running, progress unreadable ({exc})"
+        learner.server = Text(N_("running, progress unreadable ({reason})"), reason=str(exc))
     else:
-        learner.server = "running"
+        learner.server = Text(N_("running"))
         learner.lessons = lessons
     return learner
 
@@ -114,17 +123,23 @@ def fetch(hub_url: str, token: str) -> list[LearnerProgress]:
         users = _get(f"{hub_url}/hub/api/users", token)
     except HTTPError as exc:
         raise HubProgressError(
-            f"{hub_url} refused to list its users (HTTP {exc.code}): use an admin's API token "
-            "(the hub's Token page, /hub/token)"
+            _(
+                "{hub} refused to list its users (HTTP {code}): use an admin's API token "
+                "(the hub's Token page, /hub/token)"
+            ).format(hub=hub_url, code=exc.code)
         ) from exc
     except (URLError, OSError, ValueError) as exc:
-        raise HubProgressError(f"cannot reach the hub at {hub_url}: {exc}") from exc
+        raise HubProgressError(
+            _("cannot reach the hub at {hub}: {reason}").format(hub=hub_url, reason=exc)
+        ) from exc
     if not isinstance(users, list) or not all(
         isinstance(user, dict) and isinstance(user.get("name"), str) for user in users
     ):
         raise HubProgressError(
-            f"{hub_url}/hub/api/users did not answer with JupyterHub's list of users: give the "
-            "hub's own address"
+            _(
+                "{hub}/hub/api/users did not answer with JupyterHub's list of users: give the "
+                "hub's own address"
+            ).format(hub=hub_url)
         )
     learners = sorted((u for u in users if not u.get("admin")), key=lambda u: u["name"])
     with ThreadPoolExecutor(max_workers=8) as pool:
@@ -133,22 +148,35 @@ def fetch(hub_url: str, token: str) -> list[LearnerProgress]:
 
 def when(timestamp: str | None) -> str:
     """The hub's ISO timestamp (``2026-12-03T22:40:01.123456Z``) to the second, or ``never``."""
-    return "never" if not timestamp else timestamp[:19].replace("T", " ") + " UTC"
+    return _("never") if not timestamp else timestamp[:19].replace("T", " ") + " UTC"
 
 
 def table_lines(learners: list[LearnerProgress], course: list[Lesson]) -> list[str]:
     """The table as text: a row per learner, a column per lesson (by number), then the last
     activity and the server."""
-    width = max([len("learner"), *(len(learner.name) for learner in learners)])
-    cell = max(len(mark) for mark in STATES.values())
-    head = [f"{'learner':<{width}}", *(f"{lesson.number:<{cell}}" for lesson in course)]
-    lines = ["  ".join([*head, f"{'last activity':<{_WHEN_WIDTH}}", "server"])]
+    learner_head = _("learner")
+    width = max([_width(learner_head), *(_width(learner.name) for learner in learners)])
+    states = {state: _(mark) for state, mark in STATES.items()}
+    cell = max(_width(mark) for mark in states.values())
+    head = [_pad(learner_head, width), *(_pad(lesson.number, cell) for lesson in course)]
+    when_width = max(_WHEN_WIDTH, _width(when(None)))
+    lines = ["  ".join([*head, _pad(_("last activity"), when_width), _("server")])]
     for learner in learners:
-        marks = [STATES.get(learner.lessons.get(lesson.id, ""), "") for lesson in course]
-        row = [f"{learner.name:<{width}}", *(f"{mark:<{cell}}" for mark in marks)]
-        row.append(f"{when(learner.last_activity):<{_WHEN_WIDTH}}")
-        lines.append("  ".join([*row, learner.server]))
+        marks = [states.get(learner.lessons.get(lesson.id, ""), "") for lesson in course]
+        row = [_pad(learner.name, width), *(_pad(mark, cell) for mark in marks)]
+        row.append(_pad(when(learner.last_activity), when_width))
+        lines.append("  ".join([*row, shown(learner.server)]))
     return lines
+
+
+def _width(text: str) -> int:
+    """Terminal columns ``text`` takes: a wide (Chinese) character takes two."""
+    return sum(2 if unicodedata.east_asian_width(ch) in ("W", "F") else 1 for ch in text)
+
+
+def _pad(text: str, width: int) -> str:
+    """``text`` padded with spaces to ``width`` terminal columns."""
+    return text + " " * max(0, width - _width(text))
 
 
 def print_hub_table(hub_url: str, token: str | None, course: list[Lesson], as_json: bool) -> int:
@@ -156,8 +184,10 @@ def print_hub_table(hub_url: str, token: str | None, course: list[Lesson], as_js
     token = token or os.environ.get("JUPYTERHUB_API_TOKEN")
     if not token:
         raise HubProgressError(
-            "--hub needs an admin's API token: pass --token TOKEN or set JUPYTERHUB_API_TOKEN "
-            "(make one on the hub's Token page, /hub/token)"
+            _(
+                "--hub needs an admin's API token: pass --token TOKEN or set "
+                "JUPYTERHUB_API_TOKEN (make one on the hub's Token page, /hub/token)"
+            )
         )
     learners = fetch(hub_url, token)
     if as_json:

@@ -23,6 +23,9 @@ from tornado.ioloop import IOLoop
 from tornado.web import Application, RequestHandler, authenticated
 
 from graphlab.course.syllabus import Lesson, lessons
+from graphlab.diagnose.words import shown
+from graphlab.language import N_
+from graphlab.language import gettext as _
 from graphlab.workshop.hub_progress import HubProgressError, LearnerProgress, fetch, when
 
 __all__ = ["REFRESH_S", "main", "page"]
@@ -39,10 +42,20 @@ td.name { text-align: left; font-weight: bold; }
 """
 
 
+#: What a lesson's state reads as in the page (its class stays the English state).
+_STATE_WORDS = {
+    "passed": N_("passed"),
+    "failed": N_("failed"),
+    "started": N_("started"),
+    "not attempted": N_("not attempted"),
+}
+
+
 def _cell(state: str | None) -> str:
     if state is None:
         return "<td></td>"
-    return f'<td class="{state.replace(" ", "-")}">{html.escape(state)}</td>'
+    word = _(_STATE_WORDS.get(state, state))
+    return f'<td class="{state.replace(" ", "-")}">{html.escape(word)}</td>'
 
 
 def page(learners: list[LearnerProgress], course: list[Lesson], now: datetime) -> str:
@@ -56,16 +69,26 @@ def page(learners: list[LearnerProgress], course: list[Lesson], now: datetime) -
         rows.append(
             f'<tr><td class="name">{html.escape(learner.name)}</td>{cells}'
             f"<td>{html.escape(when(learner.last_activity))}</td>"
-            f"<td>{html.escape(learner.server)}</td></tr>"
+            f"<td>{html.escape(shown(learner.server))}</td></tr>"
         )
     running = sum(learner.server.startswith("running") for learner in learners)
+    title = html.escape(_("Workshop progress"), quote=False)
+    summary = html.escape(
+        _(
+            "{learners} learners, {running} servers running. Read at {time} UTC; this page\n"
+            "reloads every {refresh} s. A lesson is passed when every exercise's latest check "
+            "passed."
+        ).format(learners=len(learners), running=running, time=f"{now:%H:%M:%S}", refresh=REFRESH_S)
+    )
+    learner_head, activity, server = (
+        html.escape(_(head), quote=False) for head in ("learner", "last activity", "server")
+    )
     return f"""<!doctype html>
 <html><head><meta charset="utf-8"><meta http-equiv="refresh" content="{REFRESH_S}">
-<title>Workshop progress</title><style>{_STYLE}</style></head>
-<body><h1>Workshop progress</h1>
-<p>{len(learners)} learners, {running} servers running. Read at {now:%H:%M:%S} UTC; this page
-reloads every {REFRESH_S} s. A lesson is passed when every exercise's latest check passed.</p>
-<table><thead><tr><th>learner</th>{heads}<th>last activity</th><th>server</th></tr></thead>
+<title>{title}</title><style>{_STYLE}</style></head>
+<body><h1>{title}</h1>
+<p>{summary}</p>
+<table><thead><tr><th>{learner_head}</th>{heads}<th>{activity}</th><th>{server}</th></tr></thead>
 <tbody>{"".join(rows)}</tbody></table></body></html>
 """
 

@@ -32,7 +32,9 @@ import math
 from dataclasses import dataclass
 from pathlib import Path
 
+from graphlab.diagnose.words import Text
 from graphlab.errors import GraphlabError
+from graphlab.language import N_
 
 __all__ = [
     "KINDS",
@@ -53,7 +55,7 @@ SCHEMA = "graphlab.peaks/1"
 #: The kinds of machine a section describes.
 KINDS = ("gpu", "cpu")
 #: What every answer about a section without measurements says.
-NOT_MEASURED = "not measured yet"
+NOT_MEASURED = Text(N_("not measured yet"))
 
 
 class PeaksError(GraphlabError, ValueError):
@@ -123,19 +125,39 @@ def read(path: str | Path) -> Peaks:
         data = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise PeaksError(
-            f"{path} is missing: reinstall graphlab, or write it with tools/measure_lessons.py"
+            Text(
+                N_(
+                    "{path} is missing: reinstall graphlab, or write it with "
+                    "tools/measure_lessons.py"
+                ),
+                path=str(path),
+            )
         ) from None
     except (OSError, ValueError) as exc:
-        raise PeaksError(f"cannot read the lesson measurements {path} ({exc})") from None
+        raise PeaksError(
+            Text(
+                N_("cannot read the lesson measurements {path} ({reason})"),
+                path=str(path),
+                reason=str(exc),
+            )
+        ) from None
     if not isinstance(data, dict) or data.get("schema") != SCHEMA:
-        raise PeaksError(f"{path} is not a {SCHEMA} file: write it with tools/measure_lessons.py")
+        raise PeaksError(
+            Text(
+                N_("{path} is not a {schema} file: write it with tools/measure_lessons.py"),
+                path=str(path),
+                schema=SCHEMA,
+            )
+        )
     return Peaks(*(_section(data.get(kind), f"{path}: {kind}") for kind in KINDS))
 
 
 def _section(data: object, where: str) -> Section | None:
     if data is None:
         return None
-    bad = PeaksError(f"{where} is damaged: measure again with tools/measure_lessons.py")
+    bad = PeaksError(
+        Text(N_("{where} is damaged: measure again with tools/measure_lessons.py"), where=where)
+    )
     if not isinstance(data, dict) or not isinstance(data.get("measured_on"), dict):
         raise bad
     lessons = data.get("lessons")

@@ -30,7 +30,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from graphlab.course.syllabus import lessons
+from graphlab.diagnose.words import Text
 from graphlab.errors import GraphlabError
+from graphlab.language import N_
+from graphlab.language import gettext as _
 from graphlab.support import nvidia_smi
 from graphlab.support.memory_cap import ENV as CAP_ENV
 from graphlab.support.memory_cap import GB, MemoryCapError, cap_from_env
@@ -109,7 +112,7 @@ def gather() -> Facts:
     try:
         peaks, peaks_error = load_peaks(), None
     except PeaksError as exc:
-        peaks, peaks_error = None, str(exc)
+        peaks, peaks_error = None, exc.args[0] if exc.args else str(exc)
     try:
         course = lessons()
     except GraphlabError:
@@ -139,7 +142,11 @@ def gather() -> Facts:
 def assess(facts: Facts, learners: int) -> dict:
     """The ``workshop`` report for ``learners`` learners on the machine ``facts`` describe."""
     if learners < 1:
-        raise GraphlabError(f"--workshop needs the number of learners (1 or more), not {learners}")
+        raise GraphlabError(
+            _("--workshop needs the number of learners (1 or more), not {learners}").format(
+                learners=learners
+            )
+        )
     report = {"learners": learners, "reasons": [], "warnings": [], "unknown": []}
     if facts.cap_error:
         report["reasons"].append(facts.cap_error)
@@ -167,13 +174,24 @@ def _needed(facts: Facts, kind: str, report: dict) -> dict:
     """The course's measured peak on ``kind`` machines, or why it is not known."""
     section = _section(facts, kind)
     if section is None:
-        report["unknown"].append(f"the lessons' {kind.upper()} memory peaks: {NOT_MEASURED}")
+        report["unknown"].append(
+            Text(
+                N_("the lessons' {kind} memory peaks: {not_measured}"),
+                kind=kind.upper(),
+                not_measured=NOT_MEASURED,
+            )
+        )
         return {"needed_bytes": None, "needed_by": NOT_MEASURED}
     lesson, peak = section.peak()
     missing = section.missing(facts.lesson_ids)
     if missing:
         report["unknown"].append(
-            f"the {kind.upper()} memory peaks of {', '.join(missing)}: {NOT_MEASURED}"
+            Text(
+                N_("the {kind} memory peaks of {lessons}: {not_measured}"),
+                kind=kind.upper(),
+                lessons=", ".join(missing),
+                not_measured=NOT_MEASURED,
+            )
         )
     return {"needed_bytes": peak, "needed_by": lesson}
 
@@ -191,10 +209,10 @@ class _Place:
 def _places(facts: Facts, report: dict) -> list[_Place]:
     smi = facts.smi
     if not smi.gpus:  # torch sees GPUs that nvidia-smi cannot list (no nvidia-smi in a container)
-        report["warnings"].append(f"MIG and MPS unknown: {smi.problem}")
+        report["warnings"].append(Text(N_("MIG and MPS unknown: {problem}"), problem=smi.problem))
         return [
             _Place(str(i), f"GPU {i} {name}", total, False)
-            for i, (name, total, _) in enumerate(facts.torch.devices)
+            for i, (name, total, _capability) in enumerate(facts.torch.devices)
         ]
     places = []
     for gpu in smi.gpus:
@@ -203,16 +221,27 @@ def _places(facts: Facts, report: dict) -> list[_Place]:
             slices = [m for m in smi.mig_devices if m.gpu == gpu.index]
             if not slices:
                 report["reasons"].append(
-                    f"{label} is in MIG mode with no MIG devices: create them (nvidia-smi mig "
-                    "-cgi ... -C) or turn MIG off (nvidia-smi -i N -mig 0)"
+                    Text(
+                        N_(
+                            "{gpu} is in MIG mode with no MIG devices: create them (nvidia-smi "
+                            "mig -cgi ... -C) or turn MIG off (nvidia-smi -i N -mig 0)"
+                        ),
+                        gpu=label,
+                    )
                 )
             for m in slices:
                 memory = None if m.nominal_gb is None else m.nominal_gb * GB
                 places.append(_Place(m.uuid, f"{label} MIG {m.profile}", memory, False))
         elif gpu.compute_mode == "Prohibited":
             report["reasons"].append(
-                f"{label} is in Prohibited compute mode: no process may use it "
-                f"(nvidia-smi -i {gpu.index} -c DEFAULT)"
+                Text(
+                    N_(
+                        "{gpu} is in Prohibited compute mode: no process may use it "
+                        "(nvidia-smi -i {index} -c DEFAULT)"
+                    ),
+                    gpu=label,
+                    index=gpu.index,
+                )
             )
         else:
             exclusive = gpu.compute_mode == "Exclusive_Process" and smi.mps is None
@@ -225,8 +254,14 @@ def _gpu_plan(facts: Facts, learners: int, report: dict) -> dict:
     smi = facts.smi
     if smi.mps:
         report["warnings"].append(
-            f"an MPS control daemon is listening ({smi.mps}): kernels of one user share its "
-            "server; check that your MPS setup serves learners of different accounts at once"
+            Text(
+                N_(
+                    "an MPS control daemon is listening ({mps}): kernels of one user share its "
+                    "server; check that your MPS setup serves learners of different accounts at "
+                    "once"
+                ),
+                mps=smi.mps,
+            )
         )
     places = _places(facts, report)
     plan = {
@@ -237,10 +272,15 @@ def _gpu_plan(facts: Facts, learners: int, report: dict) -> dict:
     gpu_section = _section(facts, "gpu")
     overhead = None if gpu_section is None else gpu_section.process_overhead_bytes
     if gpu_section is not None and overhead is None:
-        report["unknown"].append(f"the GPU memory a kernel needs beyond its cap: {NOT_MEASURED}")
+        report["unknown"].append(
+            Text(
+                N_("the GPU memory a kernel needs beyond its cap: {not_measured}"),
+                not_measured=NOT_MEASURED,
+            )
+        )
     plan["process_overhead_bytes"] = overhead
     if not places:
-        report["reasons"].append("no GPU or MIG slice is usable by the learners")
+        report["reasons"].append(Text(N_("no GPU or MIG slice is usable by the learners")))
         return plan | {"devices": [], "memory_cap_gb": None}
     counts = [learners // len(places) + (k < learners % len(places)) for k in range(len(places))]
     devices, caps = [], []
@@ -252,13 +292,20 @@ def _gpu_plan(facts: Facts, learners: int, report: dict) -> dict:
             caps.append(row["share_bytes"] - (overhead or 0))
         if place.exclusive and count > 1:
             report["reasons"].append(
-                f"{place.label} is in Exclusive_Process compute mode (one process at a time) "
-                f"but {count} learners would share it: nvidia-smi -i {place.id} -c DEFAULT"
+                Text(
+                    N_(
+                        "{gpu} is in Exclusive_Process compute mode (one process at a time) "
+                        "but {learners} learners would share it: nvidia-smi -i {id} -c DEFAULT"
+                    ),
+                    gpu=place.label,
+                    learners=count,
+                    id=place.id,
+                )
             )
         devices.append(row)
     cap = math.floor(min(caps) / GB * 10) / 10 if caps else None
     if len(caps) < sum(1 for c in counts if c):
-        report["unknown"].append("the memory of a MIG slice whose profile states none")
+        report["unknown"].append(Text(N_("the memory of a MIG slice whose profile states none")))
     plan |= {"devices": devices, "memory_cap_gb": cap}
     _check_fit(plan, facts, report)
     host = None if gpu_section is None else gpu_section.host_peak()
@@ -272,38 +319,83 @@ def _check_fit(plan: dict, facts: Facts, report: dict) -> None:
     cap, needed = plan["memory_cap_gb"], plan["needed_bytes"]
     if cap is not None and cap <= 0:
         report["reasons"].append(
-            "too many learners for this GPU memory: their kernels' CUDA contexts alone fill it"
+            Text(
+                N_(
+                    "too many learners for this GPU memory: their kernels' CUDA contexts alone "
+                    "fill it"
+                )
+            )
         )
     elif cap is not None and needed is not None and cap * GB < needed:
         report["reasons"].append(
-            f"each learner's share is {cap:.1f} GB but lesson {plan['needed_by']} needs "
-            f"{needed / GB:.1f} GB: fewer learners per GPU, or more GPUs"
+            Text(
+                N_(
+                    "each learner's share is {share:.1f} GB but lesson {lesson} needs "
+                    "{needed:.1f} GB: fewer learners per GPU, or more GPUs"
+                ),
+                share=cap,
+                lesson=plan["needed_by"],
+                needed=needed / GB,
+            )
         )
     if facts.cap_gb is not None and needed is not None and facts.cap_gb * GB < needed:
-        fix = f"set {CAP_ENV}={cap}" if cap is not None and cap * GB >= needed else "raise it"
+        if cap is not None and cap * GB >= needed:
+            fix = Text(N_("set {variable}={cap}"), variable=CAP_ENV, cap=cap)
+        else:
+            fix = Text(N_("raise it"))
         report["reasons"].append(
-            f"{CAP_ENV}={facts.cap_gb:g} is below the {needed / GB:.2f} GB that lesson "
-            f"{plan['needed_by']} needs: {fix}"
+            Text(
+                N_(
+                    "{variable}={cap:g} is below the {needed:.2f} GB that lesson {lesson} needs: "
+                    "{fix}"
+                ),
+                variable=CAP_ENV,
+                cap=facts.cap_gb,
+                needed=needed / GB,
+                lesson=plan["needed_by"],
+                fix=fix,
+            )
         )
     elif facts.cap_gb is not None and cap is not None and facts.cap_gb > cap:
         report["reasons"].append(
-            f"{CAP_ENV}={facts.cap_gb:g} is more than each learner's share ({cap:.1f} GB), so "
-            f"learners could run each other out of memory: set {CAP_ENV}={cap}"
+            Text(
+                N_(
+                    "{variable}={cap:g} is more than each learner's share ({share:.1f} GB), so "
+                    "learners could run each other out of memory: set {variable}={share}"
+                ),
+                variable=CAP_ENV,
+                cap=facts.cap_gb,
+                share=cap,
+            )
         )
     elif facts.cap_gb is None and cap is not None:
-        report["warnings"].append(f"{CAP_ENV} is not set here: give each learner {CAP_ENV}={cap}")
+        report["warnings"].append(
+            Text(
+                N_("{variable} is not set here: give each learner {variable}={cap}"),
+                variable=CAP_ENV,
+                cap=cap,
+            )
+        )
 
 
 def _compatibility(facts: Facts, report: dict) -> None:
     view = facts.torch
     if _version(view.version) < TORCH_FLOOR:
         report["reasons"].append(
-            f"torch {view.version} is older than the course supports: pip install 'torch>=2.5'"
+            Text(
+                N_("torch {version} is older than the course supports: pip install 'torch>=2.5'"),
+                version=view.version,
+            )
         )
     if view.cuda_build is None:
         report["reasons"].append(
-            f"torch {view.version} is a CPU-only build: install a CUDA build of torch to use "
-            "the GPUs (pip install torch)"
+            Text(
+                N_(
+                    "torch {version} is a CPU-only build: install a CUDA build of torch to use "
+                    "the GPUs (pip install torch)"
+                ),
+                version=view.version,
+            )
         )
         return
     drivers = {gpu.driver for gpu in facts.smi.gpus}
@@ -312,20 +404,40 @@ def _compatibility(facts: Facts, report: dict) -> None:
     for driver in sorted(drivers):
         if needs is not None and _version(driver)[0] < needs:
             report["reasons"].append(
-                f"NVIDIA driver {driver} is older than CUDA {view.cuda_build} (this torch's "
-                f"build) needs ({needs} or newer): update the driver, or install a torch built "
-                "for an older CUDA"
+                Text(
+                    N_(
+                        "NVIDIA driver {driver} is older than CUDA {cuda} (this torch's build) "
+                        "needs ({needs} or newer): update the driver, or install a torch built "
+                        "for an older CUDA"
+                    ),
+                    driver=driver,
+                    cuda=view.cuda_build,
+                    needs=needs,
+                )
             )
     if not view.available:
         report["reasons"].append(
-            f"torch {view.version} (CUDA {view.cuda_build}) cannot use the GPUs "
-            "(torch.cuda.is_available() is False)"
+            Text(
+                N_(
+                    "torch {version} (CUDA {cuda}) cannot use the GPUs "
+                    "(torch.cuda.is_available() is False)"
+                ),
+                version=view.version,
+                cuda=view.cuda_build,
+            )
         )
-    for name, _, capability in view.devices:
+    for name, _memory, capability in view.devices:
         if view.arch_list and not _builds_for(capability, view.arch_list):
             report["reasons"].append(
-                f"torch {view.version} has no kernels for {name} (compute capability "
-                f"{capability}): install a torch built for it"
+                Text(
+                    N_(
+                        "torch {version} has no kernels for {gpu} (compute capability "
+                        "{capability}): install a torch built for it"
+                    ),
+                    version=view.version,
+                    gpu=name,
+                    capability=capability,
+                )
             )
 
 
@@ -333,7 +445,7 @@ def _builds_for(capability: str, arch_list: list[str]) -> bool:
     """Whether a build with ``arch_list`` (``sm_90``, ``compute_90``) runs on ``capability``."""
     have = _version(capability)
     for arch in arch_list:
-        kind, _, digits = arch.partition("_")
+        kind, _sep, digits = arch.partition("_")
         if not digits.isdigit():
             continue
         built = (int(digits[:-1]), int(digits[-1]))
@@ -354,16 +466,29 @@ def _host_fit(facts: Facts, learners: int, lesson: str, needed: int, report: dic
     """Whether ``learners`` kernels at ``needed`` bytes each fit the host's available memory."""
     memory = facts.host_memory_bytes
     if memory is None:
-        report["unknown"].append("this machine's available memory")
+        report["unknown"].append(Text(N_("this machine's available memory")))
         return
     if memory // learners < needed:
         report["reasons"].append(
-            f"{learners} learners' kernels need {learners * needed / GB:.1f} GB of host memory "
-            f"(lesson {lesson}: {needed / GB:.2f} GB each) and {memory / GB:.1f} GB is available"
+            Text(
+                N_(
+                    "{learners} learners' kernels need {total:.1f} GB of host memory "
+                    "(lesson {lesson}: {each:.2f} GB each) and {available:.1f} GB is available"
+                ),
+                learners=learners,
+                total=learners * needed / GB,
+                lesson=lesson,
+                each=needed / GB,
+                available=memory / GB,
+            )
         )
     report["warnings"].append(
-        "host memory counts each learner's kernel at its measured peak; the Jupyter server each "
-        "learner also runs is not counted"
+        Text(
+            N_(
+                "host memory counts each learner's kernel at its measured peak; the Jupyter "
+                "server each learner also runs is not counted"
+            )
+        )
     )
 
 
@@ -377,15 +502,29 @@ def _machine_checks(facts: Facts, learners: int, report: dict) -> None:
     report["cpus"] = {"have": facts.cpus, "needed": cores}
     if facts.cpus < cores:
         report["reasons"].append(
-            f"{learners} learners need {cores} CPU cores ({HUB_CORES} for the hub, one per "
-            f"{LEARNERS_PER_CORE} learners) and this machine has {facts.cpus}: fewer learners, "
-            "or a machine with more cores"
+            Text(
+                N_(
+                    "{learners} learners need {cores} CPU cores ({hub} for the hub, one per "
+                    "{per_core} learners) and this machine has {cpus}: fewer learners, "
+                    "or a machine with more cores"
+                ),
+                learners=learners,
+                cores=cores,
+                hub=HUB_CORES,
+                per_core=LEARNERS_PER_CORE,
+                cpus=facts.cpus,
+            )
         )
     if facts.unreadable:
         report["reasons"].append(
-            "every learner's server runs as that learner, and other accounts cannot read this "
-            f"Python environment ({'; '.join(facts.unreadable)}): install it where every "
-            "account can read (for example under /opt), or open those folders (chmod o+rx)"
+            Text(
+                N_(
+                    "every learner's server runs as that learner, and other accounts cannot read "
+                    "this Python environment ({paths}): install it where every account can read "
+                    "(for example under /opt), or open those folders (chmod o+rx)"
+                ),
+                paths="; ".join(facts.unreadable),
+            )
         )
     needed_disk = learners * facts.lessons_bytes
     report["disk"] = {
@@ -395,19 +534,36 @@ def _machine_checks(facts: Facts, learners: int, report: dict) -> None:
     }
     if facts.disk_free_bytes < needed_disk:
         report["reasons"].append(
-            f"{facts.disk_path} has {facts.disk_free_bytes / GB:.2f} GB free and {learners} "
-            f"copies of the lessons take {needed_disk / GB:.2f} GB"
+            Text(
+                N_(
+                    "{path} has {free:.2f} GB free and {learners} copies of the lessons take "
+                    "{needed:.2f} GB"
+                ),
+                path=facts.disk_path,
+                free=facts.disk_free_bytes / GB,
+                learners=learners,
+                needed=needed_disk / GB,
+            )
         )
     report["ports_in_use"] = {str(port): PORTS[port] for port in facts.ports_in_use}
     for port in facts.ports_in_use:
-        report["warnings"].append(f"port {port} ({PORTS[port]}'s default) is in use")
+        report["warnings"].append(
+            Text(N_("port {port} ({program}'s default) is in use"), port=port, program=PORTS[port])
+        )
     report["extension"] = facts.extension
     for part, enabled in facts.extension.items():
         if not enabled:
             report["warnings"].append(
-                f"the course's JupyterLab extension ({part} part, {EXTENSION[part]}) is not "
-                "enabled: the lessons run, without the course sidebar (install graphlab into the "
-                "Python environment of the learners' Jupyter servers; the extension comes with it)"
+                Text(
+                    N_(
+                        "the course's JupyterLab extension ({part} part, {name}) is not "
+                        "enabled: the lessons run, without the course sidebar (install graphlab "
+                        "into the Python environment of the learners' Jupyter servers; the "
+                        "extension comes with it)"
+                    ),
+                    part=part,
+                    name=EXTENSION[part],
+                )
             )
 
 
