@@ -196,7 +196,10 @@ def workshop_lines(workshop: dict) -> list[str]:
             if memory is None
             else _("{size:.1f} GB available").format(size=memory / GB)
         )
-        host = _("{cpus} CPU cores, memory {memory}").format(cpus=workshop["cpus"], memory=memory)
+        cores = workshop["cpus"]  # {"have": ..., "needed": ...}
+        host = _("{have} CPU cores ({needed} needed), memory {memory}").format(
+            have=cores["have"], needed=cores["needed"], memory=memory
+        )
         lines.append(detail(_("host"), host))
     if workshop["memory_cap_gb"] is not None:
         cap = _("GRAPHLAB_GPU_MEMORY_GB={cap} per learner").format(cap=workshop["memory_cap_gb"])
