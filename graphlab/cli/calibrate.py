@@ -35,7 +35,7 @@ def run(args: argparse.Namespace) -> int:
     path = write(Path(args.out or CALIBRATED_PATH), result, rows, prov) if args.write else None
     print(
         _("fitted to {count} chain recordings of {gpu}, recorded {date}").format(
-            count=len(rows), gpu=prov["gpu"], date=prov["recorded"]
+            count=len(rows), gpu=prov["gpu"], date=", ".join(prov["recorded"])
         )
     )
     for name, value in result.params.to_dict().items():
