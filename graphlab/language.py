@@ -11,7 +11,8 @@ and ``LANG`` that is set decides (it may list choices, separated by colons). Sim
 is ``zh_CN``, and also ``zh``, ``zh_SG`` and ``zh_Hans``; every other locale gets English, the
 language every message exists in. The language is read again for each message, so
 ``%env GRAPHLAB_LANG=zh_CN`` in a notebook takes effect at the next check, without restarting
-the kernel.
+the kernel. A server that answers each request in the language the request asks for says its
+messages inside :func:`speaking`, which overrides both for the thread or task it runs in.
 
 This module is graphlab's bottom layer: every other part may import it, and it imports nothing of
 graphlab's.
@@ -23,10 +24,23 @@ import gettext as _gettext
 import os
 import re
 import warnings
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from functools import cache
 from pathlib import Path
 
-__all__ = ["DOMAIN", "ENV", "LANGUAGES", "LOCALE_DIR", "N_", "gettext", "language", "ngettext"]
+__all__ = [
+    "DOMAIN",
+    "ENV",
+    "LANGUAGES",
+    "LOCALE_DIR",
+    "N_",
+    "gettext",
+    "language",
+    "ngettext",
+    "speaking",
+]
 
 ENV = "GRAPHLAB_LANG"
 #: The languages graphlab speaks: English, in which every message is written, and its catalogs'.
@@ -35,6 +49,9 @@ DOMAIN = "graphlab"
 LOCALE_DIR = Path(__file__).with_name("locale")
 
 _LOCALE_VARIABLES = ("LANGUAGE", "LC_ALL", "LC_MESSAGES", "LANG")
+# The language a block of code says its messages in (speaking()); None outside such a block. A
+# context variable: each thread, and each asyncio task, has its own.
+_SPOKEN: ContextVar[str | None] = ContextVar("graphlab_spoken", default=None)
 # A locale name: language, then an optional script or territory, then encoding and modifier.
 _LOCALE = re.compile(r"^(?P<language>[A-Za-z]{2,3})(?:[_-](?P<region>[A-Za-z]{2,4}))?")
 _SIMPLIFIED = {None, "CN", "SG", "HANS"}
@@ -60,8 +77,22 @@ def _warn_unknown(value: str) -> None:
     )
 
 
+@contextmanager
+def speaking(lang: str) -> Iterator[None]:
+    """Say every message in ``lang`` inside the ``with`` block (English for a language graphlab
+    does not speak), whatever ``GRAPHLAB_LANG`` and the locale say, in this thread or task only."""
+    token = _SPOKEN.set(lang if lang in LANGUAGES else "en")
+    try:
+        yield
+    finally:
+        _SPOKEN.reset(token)
+
+
 def language() -> str:
     """The language of graphlab's messages now: one of :data:`LANGUAGES`."""
+    spoken = _SPOKEN.get()
+    if spoken is not None:
+        return spoken
     chosen = os.environ.get(ENV, "").strip()
     if chosen:
         found = _from_locale(chosen)

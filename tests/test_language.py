@@ -167,3 +167,13 @@ def test_a_chinese_subject_runs_into_its_verb(environment):
     with pytest.raises(CheckFailed) as caught:
         _core.tensor([1, 2], "你的输出")
     assert str(caught.value) == "你的输出应该是一个张量，而不是 [1, 2]。"
+
+
+def test_speaking_overrides_the_language_inside_its_block_only(environment):
+    environment.setenv("GRAPHLAB_LANG", "en")
+    with lang.speaking("zh_CN"):
+        assert lang.language() == "zh_CN"
+        assert lang.gettext("host") == "主机"
+        with lang.speaking("fr_FR"):  # a language graphlab does not speak: English
+            assert lang.gettext("host") == "host"
+    assert lang.language() == "en"

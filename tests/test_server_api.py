@@ -299,6 +299,11 @@ async def test_trace_report_in_the_language_asked_for(jp_fetch, course):
         "统计了 GPU 工作在跟踪中的 2 次主机调用（内核与图的启动，以及异步拷贝和 memset）",
     ]
     assert chinese["figures"] == english["figures"]
+    # The figure's words too: its lanes, legend and axis, whatever language the server runs in.
+    names = [t.get("name") for t in chinese["figure"]["data"]]
+    assert "流 7：GPU 工作" in names and "主机：启动调用" in names
+    xaxis = chinese["figure"]["layout"]["xaxis"]["title"]["text"]
+    assert xaxis == "自时间线第一个事件起的时间（µs）"
     assert english["report"].startswith("GPU work on NVIDIA H200: 40 kernels on 1 stream\n")
     # A language without a catalog gets the English report.
     other = await get_json(jp_fetch, "trace", path="traces/graph_replay.json", lang="fr_FR")

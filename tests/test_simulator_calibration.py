@@ -154,6 +154,10 @@ def test_write_and_load_the_calibrated_file(folder, tmp_path, capsys):
     )
     printed = capsys.readouterr().out
     assert "| chain_2_d1 | 2 | 4,096 |" in printed and f"wrote {out}" in printed
+    assert (
+        "4 chain recordings of test fixture (simulated, not a GPU), "
+        "recorded 2026-12-02T00:00:00+00:00\n" in printed
+    )
     loaded = calibrated(out)
     assert loaded.host_us == pytest.approx(6.0, abs=1e-9)
     assert loaded.calibration["recordings"][0] == "chain_2_d1"

@@ -443,6 +443,11 @@ def test_without_a_gpu_the_emulator_shares_the_host_memory():
     assert crowded["warnings"] == [HOST_NOTE]
 
 
+def test_the_doctor_names_the_cores_the_emulators_learners_need():
+    lines = doctor.workshop_lines(assess(no_gpu(cpus=2), 20))
+    assert "  host      2 CPU cores (11 needed), memory 8.0 GB available" in lines
+
+
 def test_on_a_gpu_the_kernels_host_memory_is_checked_too():
     measured = Section(
         {"gpu": "NVIDIA H200"},

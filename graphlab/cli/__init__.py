@@ -10,6 +10,10 @@ Errors that graphlab raises on purpose (:class:`~graphlab.errors.GraphlabError`)
 one line on stderr with exit status 2; so are running out of memory and an output that cannot be
 written (a full disk under ``graphlab gaps t.json > out.txt``). They are handled here, once for
 every command: a command neither catches MemoryError nor guards its prints.
+
+What the command line says for a person (its help, argparse's own words included, its reports
+and its errors) is in graphlab's language, :func:`graphlab.language.language`, read when the
+parser is built; what it prints for a machine (``--json``) is the same in every language.
 """
 
 from __future__ import annotations
@@ -22,79 +26,94 @@ import sys
 from typing import NamedTuple
 
 from graphlab.errors import GraphlabError
+from graphlab.language import N_
+from graphlab.language import gettext as _
+
+from .parsing import Parser
 
 __all__ = ["main"]
 
 
 class Command(NamedTuple):
-    """Where a subcommand lives, its one-line help, and what to do when it runs out of memory."""
+    """Where a subcommand lives, its one-line help, and what to do when it runs out of memory
+    (both in English, marked for the catalog: they are said in the language of the moment)."""
 
     module: str
     help: str
     on_memory: str
 
 
-_FREE = "close other programs and run it again"
+_FREE = N_("close other programs and run it again")
 
 COMMANDS = {
     "lab": Command(
         "graphlab.cli.lab",
-        "Open the graphlab course in JupyterLab, in your own copy of the lessons.",
-        "close other programs (and notebooks' kernels) and run it again",
+        N_("Open the graphlab course in JupyterLab, in your own copy of the lessons."),
+        N_("close other programs (and notebooks' kernels) and run it again"),
     ),
     "doctor": Command(
         "graphlab.cli.doctor",
-        "Say what this machine can run: Python, torch, CUDA, GPU, backend, notebook packages; "
-        "with --workshop N, whether it can host N learners",
+        N_(
+            "Say what this machine can run: Python, torch, CUDA, GPU, backend, notebook packages; "
+            "with --workshop N, whether it can host N learners"
+        ),
         _FREE,
     ),
     "record": Command(
         "graphlab.cli.record",
-        "Run the timing experiments on this machine's GPU and write them as JSON recordings.",
-        "close other programs, or record one experiment at a time with --only NAME",
+        N_("Run the timing experiments on this machine's GPU and write them as JSON recordings."),
+        N_("close other programs, or record one experiment at a time with --only NAME"),
     ),
     "recordings": Command(
         "graphlab.cli.recordings",
-        "List the recorded GPU results (name, experiment, GPU, date); --json for a machine.",
+        N_("List the recorded GPU results (name, experiment, GPU, date); --json for a machine."),
         _FREE,
     ),
     "gaps": Command(
         "graphlab.cli.gaps",
-        "Report where the GPU idles in a torch.profiler (Kineto) trace or a graphlab timeline.",
-        "close other programs, or profile fewer steps (torch.profiler.schedule with active=1..3)",
+        N_("Report where the GPU idles in a torch.profiler (Kineto) trace or a graphlab timeline."),
+        N_(
+            "close other programs, or profile fewer steps (torch.profiler.schedule with "
+            "active=1..3)"
+        ),
     ),
     "simulate": Command(
         "graphlab.cli.simulate",
-        "Simulate N kernels eager vs one graph replay: totals, idle time, break-even.",
-        "simulate fewer kernels (--kernels)",
+        N_("Simulate N kernels eager vs one graph replay: totals, idle time, break-even."),
+        N_("simulate fewer kernels (--kernels)"),
     ),
     "calibrate": Command(
         "graphlab.cli.calibrate",
-        "Fit the simulator to chain recordings (bundled or --recordings DIR) and print the check; "
-        "--write stores the fit.",
-        "close other programs, or calibrate from a folder with fewer recordings (--recordings)",
+        N_(
+            "Fit the simulator to chain recordings (bundled or --recordings DIR) and print the "
+            "check; --write stores the fit."
+        ),
+        N_("close other programs, or calibrate from a folder with fewer recordings (--recordings)"),
     ),
     "progress": Command(
         "graphlab.cli.progress",
-        "Show your progress through the course's exercises (--reset forgets it).",
+        N_("Show your progress through the course's exercises (--reset forgets it)."),
         _FREE,
     ),
     "diagnose": Command(
         "graphlab.cli.diagnose",
-        "Say whether a model can be captured in a CUDA graph, what blocks it (with source "
-        "lines) and what a graph would gain: FILE.py:NAME, NAME() returning (model, inputs).",
-        "diagnose a smaller model or fewer --steps",
+        N_(
+            "Say whether a model can be captured in a CUDA graph, what blocks it (with source "
+            "lines) and what a graph would gain: FILE.py:NAME, NAME() returning (model, inputs)."
+        ),
+        N_("diagnose a smaller model or fewer --steps"),
     ),
     "plan": Command(
         "graphlab.cli.plan",
-        "Choose the batch sizes to capture as CUDA graphs for a request mix (exact optimum).",
-        "close other programs, or plan from a shorter requests file or a smaller histogram",
+        N_("Choose the batch sizes to capture as CUDA graphs for a request mix (exact optimum)."),
+        N_("close other programs, or plan from a shorter requests file or a smaller histogram"),
     ),
 }
 
 
-class _Parser(argparse.ArgumentParser):
-    """argparse exits with status 2 on usage errors already; keep its one-line message.
+class _Parser(Parser):
+    """argparse exits with status 2 on usage errors already; keep its one-line message (in
+    graphlab's language, :class:`~graphlab.cli.parsing.Parser`).
 
     argparse drops an OSError while it prints ``--help``, which then exits 0 with the help lost;
     here a full disk is one line and exit status 2, as for a command's output.
@@ -117,8 +136,8 @@ class _CommandParser(_Parser):
     """A subcommand's parser, which imports the command's module and adds its arguments when it
     first parses: argparse asks only the chosen command's parser to parse, ``-h`` included."""
 
-    def __init__(self, *args, module: str | None = None, **kwargs) -> None:
-        super().__init__(*args, **kwargs)
+    def __init__(self, *, module: str | None = None, **kwargs) -> None:
+        super().__init__(**kwargs)
         self._module = module
 
     def parse_known_args(self, args=None, namespace=None):
@@ -134,13 +153,14 @@ def build_parser(
     prog: str = "graphlab", leave_out: tuple[str, ...] = ()
 ) -> argparse.ArgumentParser:
     """The command line's parser; ``leave_out`` names subcommands it does not offer."""
-    parser = _Parser(prog=prog, description="CUDA Graphs in PyTorch: the graphlab course.")
+    parser = _Parser(prog=prog, description=_("CUDA Graphs in PyTorch: the graphlab course."))
     sub = parser.add_subparsers(
         dest="command", metavar="COMMAND", required=True, parser_class=_CommandParser
     )
     for name, command in COMMANDS.items():
         if name not in leave_out:
-            sub.add_parser(name, help=command.help, description=command.help, module=command.module)
+            text = _(command.help)
+            sub.add_parser(name, help=text, description=text, module=command.module)
     return parser
 
 
@@ -166,7 +186,7 @@ def main(
         print(f"graphlab {args.command}: {_out_of_memory(args.command)}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
-        print(f"graphlab {args.command}: interrupted", file=sys.stderr)
+        print(f"graphlab {args.command}: " + _("interrupted"), file=sys.stderr)
         return 130
     except BrokenPipeError:
         # Whoever read the output stopped early (`graphlab gaps --json | head`): stop quietly.
@@ -196,9 +216,16 @@ def _cannot_write(exc: OSError) -> str:
     """What an OSError that reached the entry means, and what to do: one line."""
     reason = exc.strerror or type(exc).__name__
     if exc.errno in (errno.ENOSPC, errno.EDQUOT):
-        return f"cannot write the output ({reason}): free some space, or write it elsewhere"
-    where = f" {exc.filename}" if exc.filename else " the output"
-    return f"cannot read or write{where} ({reason}): check the disk and the path, then run it again"
+        return _(
+            "cannot write the output ({reason}): free some space, or write it elsewhere"
+        ).format(reason=reason)
+    if exc.filename:
+        return _(
+            "cannot read or write {path} ({reason}): check the disk and the path, then run it again"
+        ).format(path=exc.filename, reason=reason)
+    return _(
+        "cannot read or write the output ({reason}): check the disk and the path, then run it again"
+    ).format(reason=reason)
 
 
 def _out_of_memory(command: str) -> str:
@@ -206,8 +233,12 @@ def _out_of_memory(command: str) -> str:
     from graphlab.support.memory import available_bytes, describe_bytes
 
     room = available_bytes()
-    left = "" if room is None else f" ({describe_bytes(room)} is available now)"
-    return f"ran out of memory{left}: {COMMANDS[command].on_memory}"
+    advice = _(COMMANDS[command].on_memory)
+    if room is None:
+        return _("ran out of memory: {advice}").format(advice=advice)
+    return _("ran out of memory ({available} is available now): {advice}").format(
+        available=describe_bytes(room), advice=advice
+    )
 
 
 if __name__ == "__main__":

@@ -12,14 +12,16 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from graphlab.language import gettext as _
+
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
-        "--recordings", metavar="DIR", help="folder of recordings (default: the bundled ones)"
+        "--recordings", metavar="DIR", help=_("folder of recordings (default: the bundled ones)")
     )
-    parser.add_argument("--write", action="store_true", help="store the fit (see --out)")
+    parser.add_argument("--write", action="store_true", help=_("store the fit (see --out)"))
     parser.add_argument(
-        "--out", metavar="PATH", help="where to store it (default: the bundled calibration)"
+        "--out", metavar="PATH", help=_("where to store it (default: the bundled calibration)")
     )
 
 
@@ -31,11 +33,15 @@ def run(args: argparse.Namespace) -> int:
 
     result, rows, prov = calibrate(list_recordings(args.recordings))
     path = write(Path(args.out or CALIBRATED_PATH), result, rows, prov) if args.write else None
-    print(f"fitted to {len(rows)} chain recordings of {prov['gpu']}, recorded {prov['recorded']}")
+    print(
+        _("fitted to {count} chain recordings of {gpu}, recorded {date}").format(
+            count=len(rows), gpu=prov["gpu"], date=", ".join(prov["recorded"])
+        )
+    )
     for name, value in result.params.to_dict().items():
         print(f"  {name:<22} {value:.4f}")
     print()
     print(format_table(rows))
     if path is not None:
-        print(f"\nwrote {path}")
+        print("\n" + _("wrote {path}").format(path=path))
     return 0

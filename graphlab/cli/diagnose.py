@@ -17,6 +17,7 @@ import json
 from pathlib import Path
 
 from graphlab.errors import GraphlabError
+from graphlab.language import gettext as _
 
 __all__ = ["add_arguments", "load_target", "run"]
 
@@ -25,13 +26,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "target",
         metavar="FILE.py:NAME",
-        help="a Python file and a function in it that returns (fn_or_module, example_inputs)",
+        help=_("a Python file and a function in it that returns (fn_or_module, example_inputs)"),
     )
-    parser.add_argument("--steps", type=int, default=10, help="calls per timed loop (10)")
+    parser.add_argument("--steps", type=int, default=10, help=_("calls per timed loop (10)"))
     parser.add_argument(
-        "--no-compile", action="store_true", help="do not try torch.compile's reduce-overhead"
+        "--no-compile", action="store_true", help=_("do not try torch.compile's reduce-overhead")
     )
-    parser.add_argument("--json", action="store_true", help="print the report as one JSON object")
+    parser.add_argument(
+        "--json", action="store_true", help=_("print the report as one JSON object")
+    )
 
 
 def load_target(target: str) -> tuple:
@@ -39,34 +42,46 @@ def load_target(target: str) -> tuple:
     path_text, sep, name = target.rpartition(":")
     if not sep or not path_text or not name.isidentifier():
         raise GraphlabError(
-            f"{target!r} is not FILE.py:NAME: give a Python file and the name of a function in it, "
-            "e.g. graphlab diagnose model.py:make"
+            _(
+                "{target} is not FILE.py:NAME: give a Python file and the name of a function in "
+                "it, e.g. graphlab diagnose model.py:make"
+            ).format(target=repr(target))
         )
     path = Path(path_text)
     if not path.is_file():
-        raise GraphlabError(f"{path_text}: no such file: give the path of a Python script")
+        raise GraphlabError(
+            _("{path}: no such file: give the path of a Python script").format(path=path_text)
+        )
     spec = importlib.util.spec_from_file_location(f"graphlab_diagnosed_{path.stem}", path)
     module = importlib.util.module_from_spec(spec)
     try:
         spec.loader.exec_module(module)
     except Exception as exc:
         raise GraphlabError(
-            f"{path_text} failed to run ({type(exc).__name__}: {exc}): fix the script first"
+            _("{path} failed to run ({error}): fix the script first").format(
+                path=path_text, error=f"{type(exc).__name__}: {exc}"
+            )
         ) from None
     make = getattr(module, name, None)
     if not callable(make):
         raise GraphlabError(
-            f"{path_text} has no function {name!r}: define {name}() returning "
-            "(fn_or_module, example_inputs)"
+            _(
+                "{path} has no function {quoted}: define {name}() returning "
+                "(fn_or_module, example_inputs)"
+            ).format(path=path_text, quoted=repr(name), name=name)
         )
     try:
         made = make()
     except Exception as exc:
-        raise GraphlabError(f"{name}() raised {type(exc).__name__}: {exc}") from None
+        raise GraphlabError(
+            _("{name}() raised {error}").format(name=name, error=f"{type(exc).__name__}: {exc}")
+        ) from None
     if not (isinstance(made, tuple) and len(made) == 2 and isinstance(made[1], (tuple, list))):
         raise GraphlabError(
-            f"{name}() returned a {type(made).__name__}, not (fn_or_module, example_inputs): "
-            "return the model or step function and a tuple of its input tensors"
+            _(
+                "{name}() returned a {type}, not (fn_or_module, example_inputs): return the model "
+                "or step function and a tuple of its input tensors"
+            ).format(name=name, type=type(made).__name__)
         )
     return made[0], tuple(made[1])
 

@@ -4,6 +4,11 @@
 (:mod:`graphlab.workshop.readiness`): a verdict, its reasons, and the per-learner GPU memory cap
 to set as ``GRAPHLAB_GPU_MEMORY_GB``. ``--json`` prints the same report as JSON, the readiness
 check under ``workshop``.
+
+The text report is in graphlab's language; the JSON is the same in every language, its sentences
+in English. A sentence the doctor words itself is a :class:`Sentence`: the English text, which
+also says itself in the language of the moment. (The backend's reason and the readiness check's
+reasons come worded from :mod:`graphlab.backend` and :mod:`graphlab.workshop.readiness`.)
 """
 
 from __future__ import annotations
@@ -15,8 +20,12 @@ import json
 import platform
 import sys
 
+from graphlab.language import N_
+from graphlab.language import gettext as _
 from graphlab.support.memory_cap import GB
 from graphlab.timing.machine import driver_version
+
+from .columns import ljust
 
 # (import name, distribution name) of the packages the notebooks need.
 NOTEBOOK_PACKAGES = (
@@ -27,15 +36,43 @@ NOTEBOOK_PACKAGES = (
 )
 
 
+#: The readiness check's verdicts, as the text report shows them.
+VERDICTS = {"ready": N_("READY"), "not ready": N_("NOT READY"), "unknown": N_("UNKNOWN")}
+
+
+class Sentence(str):
+    """A sentence of the report: its English text, as ``--json`` prints it in every language,
+    that also says itself in graphlab's language (:meth:`said`)."""
+
+    template: str
+    fields: dict[str, object]
+
+    def __new__(cls, template: str, **fields: object) -> Sentence:
+        sentence = super().__new__(cls, template.format(**fields))
+        sentence.template, sentence.fields = template, fields
+        return sentence
+
+    def said(self) -> str:
+        return _(self.template).format(**self.fields)
+
+
+def said(text: str) -> str:
+    """``text`` in graphlab's language when it is a :class:`Sentence`, else as it is (a
+    version, a path, another module's words)."""
+    return text.said() if isinstance(text, Sentence) else text
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--workshop",
         type=int,
         metavar="N",
-        help="also say whether this machine can host N learners at once, and the GPU memory "
-        "cap to give each (exit status 1 unless the verdict is ready)",
+        help=_(
+            "also say whether this machine can host N learners at once, and the GPU memory "
+            "cap to give each (exit status 1 unless the verdict is ready)"
+        ),
     )
-    parser.add_argument("--json", action="store_true", help="print the report as JSON")
+    parser.add_argument("--json", action="store_true", help=_("print the report as JSON"))
 
 
 def run(args: argparse.Namespace) -> int:
@@ -44,7 +81,11 @@ def run(args: argparse.Namespace) -> int:
     from graphlab.errors import GraphlabError
 
     if args.workshop is not None and args.workshop < 1:
-        raise GraphlabError(f"--workshop needs a number of learners from 1 up, not {args.workshop}")
+        raise GraphlabError(
+            _("--workshop needs a number of learners from 1 up, not {learners}").format(
+                learners=args.workshop
+            )
+        )
     report, ok = machine_report(torch)
     if args.workshop is not None:
         from graphlab.workshop.readiness import assess, gather
@@ -74,7 +115,10 @@ def machine_report(torch) -> tuple[dict, bool]:
     try:
         live = backend()
     except GraphlabError as exc:
-        report["backend"] = {"name": None, "reason": f"cannot decide: {exc}"}
+        report["backend"] = {
+            "name": None,
+            "reason": Sentence(N_("cannot decide: {error}"), error=exc),
+        }
         ok = False
     else:
         report["backend"] = {"name": live.name, "reason": live.reason, "gpu": live.gpu}
@@ -87,87 +131,124 @@ def machine_report(torch) -> tuple[dict, bool]:
     return report, ok
 
 
+def line(label: str, text: str) -> str:
+    """A line of the report: ``label`` in a column 11 wide, then ``text``."""
+    return f"{ljust(label, 11)} {text}"
+
+
 def print_report(report: dict, gpus: list[str]) -> None:
-    cuda_build = report["cuda_build"] or "none (CPU-only build)"
-    print(f"graphlab    {report['graphlab']}")
-    print(f"python      {report['python']}")
-    print(f"torch       {report['torch']}, CUDA build: {cuda_build}")
-    for line in gpus:
-        print(line)
+    cuda_build = report["cuda_build"] or _("none (CPU-only build)")
+    print(line("graphlab", report["graphlab"]))
+    print(line("python", report["python"]))
+    torch = _("{version}, CUDA build: {cuda_build}")
+    print(line("torch", torch.format(version=report["torch"], cuda_build=cuda_build)))
+    for gpu in gpus:
+        print(gpu)
     live = report["backend"]
     if live["name"] is None:
-        print(f"backend     {live['reason']}")
+        print(line(_("backend"), said(live["reason"])))
     else:
-        print(f"backend     {live['name']} ({live['reason']})")
-        print(f"runs here   {report['runs_here']}")
-    print(f"recordings  {report['recordings']}")
+        print(line(_("backend"), f"{live['name']} ({said(live['reason'])})"))
+        print(line(_("runs here"), said(report["runs_here"])))
+    print(line(_("recordings"), said(report["recordings"])))
     for module, status in report["packages"].items():
-        print(f"{module:<11} {status}")
+        print(line(module, said(status)))
     if "workshop" in report:
-        for line in workshop_lines(report["workshop"]):
-            print(line)
+        for text in workshop_lines(report["workshop"]):
+            print(text)
 
 
 def workshop_lines(workshop: dict) -> list[str]:
     """The ``workshop`` section as the text report shows it."""
-    path = "GPU" if workshop["path"] == "gpu" else "CPU emulator"
-    lines = [f"workshop    {workshop['learners']} learners, {path}: {workshop['verdict'].upper()}"]
+
+    def detail(label: str, text: str) -> str:
+        return f"  {ljust(label, 9)} {text}"
+
+    path = "GPU" if workshop["path"] == "gpu" else _("CPU emulator")
+    verdict = _("{learners} learners, {path}: {verdict}").format(
+        learners=workshop["learners"], path=path, verdict=_(VERDICTS[workshop["verdict"]])
+    )
+    lines = [line(_("workshop"), verdict)]
     needed = workshop["needed_bytes"]
     if needed is None:
-        lines.append(f"  needs     course peak per learner {workshop['needed_by']}")
+        needs = _("course peak per learner {peak}").format(peak=workshop["needed_by"])
     else:
-        lines.append(
-            f"  needs     {needed / GB:.2f} GB per learner (lesson {workshop['needed_by']})"
+        needs = _("{size:.2f} GB per learner (lesson {lesson})").format(
+            size=needed / GB, lesson=workshop["needed_by"]
         )
+    lines.append(detail(_("needs"), needs))
     for device in workshop.get("devices", []):
         size = device["memory_bytes"]
-        size = "memory unknown" if size is None else f"{size / GB:.1f} GB"
+        size = _("memory unknown") if size is None else f"{size / GB:.1f} GB"
         share = device.get("share_bytes")
-        each = "" if share is None else f", {share / GB:.1f} GB each"
-        lines.append(f"  device    {device['label']} ({size}): {device['learners']} learners{each}")
+        fields = {"device": device["label"], "memory": size, "learners": device["learners"]}
+        if share is None:
+            shared = _("{device} ({memory}): {learners} learners").format(**fields)
+        else:
+            shared = _("{device} ({memory}): {learners} learners, {share:.1f} GB each").format(
+                share=share / GB, **fields
+            )
+        lines.append(detail(_("device"), shared))
     if workshop["path"] == "emulator":
         memory = workshop["host_memory_bytes"]
-        memory = "unknown" if memory is None else f"{memory / GB:.1f} GB available"
-        lines.append(f"  host      {workshop['cpus']} CPU cores, memory {memory}")
+        memory = (
+            _("unknown")
+            if memory is None
+            else _("{size:.1f} GB available").format(size=memory / GB)
+        )
+        cores = workshop["cpus"]  # {"have": ..., "needed": ...}
+        host = _("{have} CPU cores ({needed} needed), memory {memory}").format(
+            have=cores["have"], needed=cores["needed"], memory=memory
+        )
+        lines.append(detail(_("host"), host))
     if workshop["memory_cap_gb"] is not None:
-        lines.append(f"  cap       GRAPHLAB_GPU_MEMORY_GB={workshop['memory_cap_gb']} per learner")
+        cap = _("GRAPHLAB_GPU_MEMORY_GB={cap} per learner").format(cap=workshop["memory_cap_gb"])
+        lines.append(detail(_("cap"), cap))
     disk = workshop["disk"]
-    lines.append(
-        f"  disk      {disk['path']}: {disk['free_bytes'] / GB:.1f} GB free, "
-        f"{disk['lessons_bytes_per_learner'] / 1e6:.1f} MB of lessons per learner"
+    space = _("{path}: {free:.1f} GB free, {lessons:.1f} MB of lessons per learner").format(
+        path=disk["path"],
+        free=disk["free_bytes"] / GB,
+        lessons=disk["lessons_bytes_per_learner"] / 1e6,
     )
-    for kind in ("reasons", "unknown", "warnings"):
-        label = {"reasons": "problem", "unknown": "unknown", "warnings": "warning"}[kind]
-        lines += [f"  {label:<9} {text}" for text in workshop[kind]]
+    lines.append(detail(_("disk"), space))
+    labels = {"reasons": N_("problem"), "unknown": N_("unknown"), "warnings": N_("warning")}
+    for kind, label in labels.items():
+        lines += [detail(_(label), text) for text in workshop[kind]]
     return lines
 
 
 def gpu_lines(torch) -> list[str]:
     """One line per visible GPU: name, memory and driver; or why there is none."""
     if not torch.cuda.is_available():
-        return ["gpu         none visible to torch"]
+        return [line(_("gpu"), _("none visible to torch"))]
     driver = driver_version()
     lines = []
     for i in range(torch.cuda.device_count()):
         props = torch.cuda.get_device_properties(i)
-        memory = props.total_memory / 1024**3
-        lines.append(f"gpu {i:<7} {props.name}, {memory:.0f} GiB, driver {driver}")
+        gpu = _("{name}, {memory:.0f} GiB, driver {driver}").format(
+            name=props.name, memory=props.total_memory / 1024**3, driver=driver
+        )
+        lines.append(line(_("gpu {index}").format(index=i), gpu))
     return lines
 
 
-def what_runs(on_gpu: bool) -> str:
+def what_runs(on_gpu: bool) -> Sentence:
     if on_gpu:
-        return (
-            "live GPU experiments: real CUDA graphs, timings measured on this GPU, "
-            "profiled timelines; recordings and the simulator are there for comparison"
+        return Sentence(
+            N_(
+                "live GPU experiments: real CUDA graphs, timings measured on this GPU, "
+                "profiled timelines; recordings and the simulator are there for comparison"
+            )
         )
-    return (
-        "the CPU emulator for graph semantics (capture, replay, static inputs, RNG, shapes); "
-        "timings come from bundled real GPU recordings and the calibrated simulator, labelled"
+    return Sentence(
+        N_(
+            "the CPU emulator for graph semantics (capture, replay, static inputs, RNG, shapes); "
+            "timings come from bundled real GPU recordings and the calibrated simulator, labelled"
+        )
     )
 
 
-def recordings_status() -> str:
+def recordings_status() -> Sentence:
     """How many real GPU recordings ship with this install."""
     from graphlab.errors import GraphlabError
 
@@ -176,24 +257,30 @@ def recordings_status() -> str:
 
         names = list(list_recordings())  # Recording objects (or names)
     except ImportError:
-        return "not part of this install"
+        return Sentence(N_("not part of this install"))
     except GraphlabError as exc:
-        return f"unreadable: {exc}"
+        return Sentence(N_("unreadable: {error}"), error=exc)
     if not names:
-        return "none bundled"
+        return Sentence(N_("none bundled"))
     shown = ", ".join(str(getattr(r, "name", r)) for r in names[:3])
     shown += ", ..." if len(names) > 3 else ""
-    return f"{len(names)} bundled ({shown})"
+    return Sentence(N_("{count} bundled ({names})"), count=len(names), names=shown)
 
 
-def package_status(module: str, dist: str) -> str:
+def package_status(module: str, dist: str) -> Sentence:
     """'ok <version>', 'missing (pip install ...)' or 'broken: <error>' for one package."""
     try:
         version = importlib.metadata.version(dist)
     except importlib.metadata.PackageNotFoundError:
-        return f"missing (pip install {dist})"
+        return Sentence(N_("missing (pip install {dist})"), dist=dist)
     try:
         importlib.import_module(module)
     except Exception as exc:  # any import-time failure is what the user needs to see
-        return f"broken: {dist} {version} is installed but `import {module}` fails ({exc})"
-    return f"ok {version}"
+        return Sentence(
+            N_("broken: {dist} {version} is installed but `import {module}` fails ({error})"),
+            dist=dist,
+            version=version,
+            module=module,
+            error=exc,
+        )
+    return Sentence(N_("ok {version}"), version=version)

@@ -35,6 +35,7 @@ from pathlib import Path
 from urllib.parse import quote
 
 from graphlab.course.languages import ENGLISH, LANGUAGES, TRANSLATED, check_language
+from graphlab.language import gettext as _
 
 #: Where the learner's copy of the course goes unless ``--workspace`` says otherwise.
 DEFAULT_WORKSPACE = "~/graphlab-course"
@@ -74,8 +75,10 @@ def language_config(workspace: Path, language: str) -> Path:
         target.parent.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise WorkspaceError(
-            f"cannot create {target.parent} ({exc.strerror or exc}): make the course workspace "
-            "a folder you can write"
+            _(
+                "cannot create {folder} ({reason}): make the course workspace a folder you can "
+                "write"
+            ).format(folder=target.parent, reason=exc.strerror or exc)
         ) from None
     write_text_atomically(target, text, WorkspaceError)
     return folder
@@ -87,29 +90,35 @@ def has_language_pack(language: str) -> bool:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--port", type=int, default=None, help="port (default: Jupyter's, 8888)")
+    parser.add_argument("--port", type=int, default=None, help=_("port (default: Jupyter's, 8888)"))
     parser.add_argument(
-        "--no-browser", action="store_true", help="start the server without opening a browser"
+        "--no-browser", action="store_true", help=_("start the server without opening a browser")
     )
     parser.add_argument(
         "--ip",
         default="127.0.0.1",
-        help="address to listen on (default 127.0.0.1, this machine only; 0.0.0.0 exposes the "
-        "server, protected by its token, to the network)",
+        help=_(
+            "address to listen on (default 127.0.0.1, this machine only; 0.0.0.0 exposes the "
+            "server, protected by its token, to the network)"
+        ),
     )
     parser.add_argument(
         "--lang",
         metavar="LANG",
         default=ENGLISH,
-        help=f"the course's language, one of {', '.join(LANGUAGES)} (default {ENGLISH}): the "
-        "lessons and JupyterLab in that language",
+        help=_(
+            "the course's language, one of {languages} (default {default}): the lessons and "
+            "JupyterLab in that language"
+        ).format(languages=", ".join(LANGUAGES), default=ENGLISH),
     )
     parser.add_argument(
         "--workspace",
         metavar="DIR",
         default=DEFAULT_WORKSPACE,
-        help=f"your copy of the course (default {DEFAULT_WORKSPACE}): the lessons are copied "
-        "there the first time, and your edits are never overwritten",
+        help=_(
+            "your copy of the course (default {workspace}): the lessons are copied there the "
+            "first time, and your edits are never overwritten"
+        ).format(workspace=DEFAULT_WORKSPACE),
     )
 
 
@@ -150,24 +159,34 @@ def run(args: argparse.Namespace) -> int:
     from graphlab.errors import GraphlabError
 
     if args.port is not None and not 0 < args.port < 65536:
-        raise GraphlabError(f"--port {args.port} is not a TCP port: use 1-65535")
+        raise GraphlabError(
+            _("--port {port} is not a TCP port: use 1-65535").format(port=args.port)
+        )
     language = check_language(args.lang)
     if importlib.util.find_spec("jupyterlab") is None:
-        raise GraphlabError("JupyterLab is not installed: pip install jupyterlab")
+        raise GraphlabError(_("JupyterLab is not installed: pip install jupyterlab"))
     translated = (language,) if language in TRANSLATED else ()
     done = sync(args.workspace, translated)
     folder = done.folder
     if done.added:
-        print(f"graphlab lab: copied {len(done.added)} lesson(s) into {folder}")
+        print(
+            _("graphlab lab: copied {count} lesson(s) into {folder}").format(
+                count=len(done.added), folder=folder
+            )
+        )
     if done.updated:
         print(
-            f"graphlab lab: updated {', '.join(done.updated)} to this version of the course "
-            "(you had not changed them)"
+            _(
+                "graphlab lab: updated {lessons} to this version of the course (you had not "
+                "changed them)"
+            ).format(lessons=", ".join(done.updated))
         )
     if done.restored:
         print(
-            f"graphlab lab: restored {', '.join(done.restored)} as shipped, finishing a reset "
-            "that was interrupted (your copy is in the newest .backup- file beside it)"
+            _(
+                "graphlab lab: restored {lessons} as shipped, finishing a reset that was "
+                "interrupted (your copy is in the newest .backup- file beside it)"
+            ).format(lessons=", ".join(done.restored))
         )
     first = next((folder / path.name for path in lesson_paths()), None)
     if first is not None and translated and (folder / language / first.name).is_file():
@@ -177,17 +196,21 @@ def run(args: argparse.Namespace) -> int:
     if translated and not has_language_pack(language):
         package = f"jupyterlab-language-pack-{language.replace('_', '-')}"
         print(
-            f"graphlab lab: JupyterLab has no {language} language pack, so its menus stay in "
-            f"English: pip install {package}",
+            _(
+                "graphlab lab: JupyterLab has no {language} language pack, so its menus stay in "
+                "English: pip install {package}"
+            ).format(language=language, package=package),
             file=sys.stderr,
         )
     if not _is_loopback(args.ip):
         print(
-            f"graphlab lab: listening on {args.ip}, reachable from other machines; "
-            "share the token only with people you trust",
+            _(
+                "graphlab lab: listening on {ip}, reachable from other machines; share the token "
+                "only with people you trust"
+            ).format(ip=args.ip),
             file=sys.stderr,
         )
-    print(f"graphlab lab: opening {folder} in JupyterLab (Ctrl-C to stop)")
+    print(_("graphlab lab: opening {folder} in JupyterLab (Ctrl-C to stop)").format(folder=folder))
     return subprocess.call(command, env=lab_environment(dict(os.environ), *config))
 
 

@@ -26,6 +26,9 @@ from IPython.core.magic import Magics, cell_magic, line_magic, magics_class
 
 from graphlab.course.solutions import run_solution
 from graphlab.errors import GraphlabError, NeedsGPUError
+from graphlab.language import gettext as _
+
+from .gaps import report_words
 
 __all__ = ["GraphlabMagics", "load_ipython_extension"]
 
@@ -46,9 +49,13 @@ class GraphlabMagics(Magics):
         try:
             argv = shlex.split(line)
         except ValueError as exc:  # shlex: "No closing quotation", "No escaped character"
-            raise UsageError(f"%graphlab {line}: {exc}; close the quote or escape it") from None
+            raise UsageError(
+                _("%graphlab {line}: {error}; close the quote or escape it").format(
+                    line=line, error=exc
+                )
+            ) from None
         if argv and argv[0] == "lab":
-            raise UsageError("`graphlab lab` starts JupyterLab: run it in a terminal instead")
+            raise UsageError(_("`graphlab lab` starts JupyterLab: run it in a terminal instead"))
         if not argv:
             print(build_parser("%graphlab", _NOT_IN_A_NOTEBOOK).format_help())
             return None
@@ -64,7 +71,11 @@ class GraphlabMagics(Magics):
         """Profile the cell on the GPU; store its Timeline and print where the GPU idled."""
         name = line.strip() or "timeline"
         if not name.isidentifier():
-            raise UsageError(f"%%graphlab_timeline {name!r}: give a Python name to store it in")
+            raise UsageError(
+                _("%%graphlab_timeline {name}: give a Python name to store it in").format(
+                    name=repr(name)
+                )
+            )
         try:
             timeline = _profile_cell(self.shell, cell)
         except GraphlabError as exc:
@@ -72,8 +83,12 @@ class GraphlabMagics(Magics):
         if timeline is None:  # the cell raised; IPython has shown its error
             return
         self.shell.user_ns[name] = timeline
-        print(timeline.summary().report())
-        print(f"(stored as `{name}`; {name}.to_chrome_trace('trace.json') opens in Perfetto)")
+        print(timeline.summary().report(report_words()))
+        print(
+            _(
+                "(stored as `{name}`; {name}.to_chrome_trace('trace.json') opens in Perfetto)"
+            ).format(name=name)
+        )
 
     @cell_magic
     def graphlab_diagnose(self, line: str, cell: str):
@@ -99,14 +114,18 @@ def _diagnosed_call(shell, cell: str) -> tuple:
     try:
         tree = ast.parse(shell.transform_cell(cell))
     except SyntaxError as exc:
-        raise UsageError(f"%%graphlab_diagnose: the cell does not parse: {exc}") from None
+        raise UsageError(
+            _("%%graphlab_diagnose: the cell does not parse: {error}").format(error=exc)
+        ) from None
     last = tree.body[-1] if tree.body else None
     if not (isinstance(last, ast.Expr) and isinstance(last.value, ast.Call)) or any(
         isinstance(a, ast.Starred) for a in last.value.args
     ) or last.value.keywords:  # fmt: skip
         raise UsageError(
-            "%%graphlab_diagnose: end the cell with a call of the step on its example inputs, "
-            "such as model(x) or train_step(x, y)"
+            _(
+                "%%graphlab_diagnose: end the cell with a call of the step on its example inputs, "
+                "such as model(x) or train_step(x, y)"
+            )
         )
     # The shell's own ex() and ev() run the learner's lines in the notebook's namespace, as the
     # cell would have run them; the file name marks lines that came from this cell.
@@ -129,8 +148,10 @@ def _profile_cell(shell, cell: str):
 
     if not torch.cuda.is_available():
         raise NeedsGPUError(
-            "%%graphlab_timeline profiles the GPU and this machine has none: look at a real "
-            "recorded timeline instead, e.g. graphlab.recording(name).timeline('eager')"
+            _(
+                "%%graphlab_timeline profiles the GPU and this machine has none: look at a real "
+                "recorded timeline instead, e.g. graphlab.recording(name).timeline('eager')"
+            )
         )
     with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
         result = shell.run_cell(cell)

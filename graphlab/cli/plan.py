@@ -19,6 +19,10 @@ import argparse
 import dataclasses
 import json
 
+from graphlab.language import gettext as _
+
+from .columns import ljust
+
 DEFAULT_MAX_GRAPHS = 32
 # The exact search does one step per candidate size and graph count (twice: the optimum and the
 # Pareto list), about 5 µs each in Python: 2**19 of them take about 5 s on one CPU core, and a
@@ -31,85 +35,98 @@ SEARCH_LIMIT = 2**19
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     source = parser.add_mutually_exclusive_group()
     source.add_argument(
-        "--hist", metavar="HIST.json", help='decode steps per batch size, {"<batch size>": count}'
+        "--hist",
+        metavar="HIST.json",
+        help=_('decode steps per batch size, {"<batch size>": count}'),
     )
     source.add_argument(
         "--requests",
         metavar="REQUESTS.csv",
-        help="a request trace (arrival time, prompt tokens, output tokens) turned into a "
-        "histogram by a continuous-batching model",
+        help=_(
+            "a request trace (arrival time, prompt tokens, output tokens) turned into a "
+            "histogram by a continuous-batching model"
+        ),
     )
     parser.add_argument(
         "--costs",
         metavar="COSTS.json",
-        help="per-size replay_us, eager_us, capture_s and graph_mib (graphlab plan measure)",
+        help=_("per-size replay_us, eager_us, capture_s and graph_mib (graphlab plan measure)"),
     )
     parser.add_argument(
         "--max-graphs",
         type=_whole_number,
         default=DEFAULT_MAX_GRAPHS,
         metavar="K",
-        help=f"capture at most K sizes (default {DEFAULT_MAX_GRAPHS})",
+        help=_("capture at most K sizes (default {default})").format(default=DEFAULT_MAX_GRAPHS),
     )
-    parser.add_argument("--memory-mib", type=float, metavar="M", help="memory budget of all graphs")
     parser.add_argument(
-        "--startup-s", type=float, metavar="S", help="start-up budget: total capture time"
+        "--memory-mib", type=float, metavar="M", help=_("memory budget of all graphs")
+    )
+    parser.add_argument(
+        "--startup-s", type=float, metavar="S", help=_("start-up budget: total capture time")
     )
     parser.add_argument(
         "--multiple-of",
         type=_whole_number,
         default=1,
         metavar="M",
-        help="captured sizes must be multiples of M (tensor parallelism, speculative tokens)",
+        help=_("captured sizes must be multiples of M (tensor parallelism, speculative tokens)"),
     )
     parser.add_argument(
         "--keep-largest",
         action="store_true",
-        help="always capture the largest allowed size of the cost table",
+        help=_("always capture the largest allowed size of the cost table"),
     )
     parser.add_argument(
         "--separate-pools",
         dest="shared_pool",
         action="store_false",
-        help="each graph keeps its own memory pool (memory: the sum); default: one shared pool, "
-        "as vLLM and SGLang capture (memory: the largest graph's pool)",
+        help=_(
+            "each graph keeps its own memory pool (memory: the sum); default: one shared pool, "
+            "as vLLM and SGLang capture (memory: the largest graph's pool)"
+        ),
     )
     parser.add_argument(
         "--compare",
         metavar="LIST",
-        help="also price presets, comma-separated from: vllm, sglang, trtllm, tgi, pow2",
+        help=_("also price presets, comma-separated from: vllm, sglang, trtllm, tgi, pow2"),
     )
-    parser.add_argument("--json", action="store_true", help="print one JSON object")
-    model = parser.add_argument_group("continuous-batching model (with --requests)")
-    model.add_argument("--max-batch", type=int, default=256, help="requests decoded at once")
-    model.add_argument("--step-ms", type=float, default=20.0, help="duration of one step")
+    parser.add_argument("--json", action="store_true", help=_("print one JSON object"))
+    model = parser.add_argument_group(_("continuous-batching model (with --requests)"))
+    model.add_argument("--max-batch", type=int, default=256, help=_("requests decoded at once"))
+    model.add_argument("--step-ms", type=float, default=20.0, help=_("duration of one step"))
     model.add_argument(
         "--rate-scale",
         type=float,
         default=1.0,
-        help="replay the requests at this multiple of their rate",
+        help=_("replay the requests at this multiple of their rate"),
     )
     model.add_argument(
         "--prefill",
         choices=("none", "separate"),
         default="none",
-        help="none: prompts cost no step; separate: admitting requests costs prefill steps",
+        help=_("none: prompts cost no step; separate: admitting requests costs prefill steps"),
     )
     model.add_argument(
-        "--prefill-tokens", type=int, default=8192, help="prompt tokens one prefill step handles"
+        "--prefill-tokens",
+        type=int,
+        default=8192,
+        help=_("prompt tokens one prefill step handles"),
     )
 
     actions = parser.add_subparsers(dest="action", metavar="ACTION")
     measure = actions.add_parser(
         "measure",
-        help="measure a cost table on the GPU",
-        description="Measure replay, eager step, capture time and graph memory per batch size.",
+        help=_("measure a cost table on the GPU"),
+        description=_("Measure replay, eager step, capture time and graph memory per batch size."),
     )
     measure.add_argument("--model", choices=("decoder", "mlp"), default="decoder")
-    measure.add_argument("--sizes", default="1-512", help="sizes to measure, e.g. 1-512 or 1,2,4,8")
-    measure.add_argument("--out", required=True, metavar="COSTS.json", help="where to write")
-    measure.add_argument("--repeats", type=int, default=5, help="timed repeats per size")
-    measure.add_argument("--iterations", type=int, default=20, help="calls per timed repeat")
+    measure.add_argument(
+        "--sizes", default="1-512", help=_("sizes to measure, e.g. 1-512 or 1,2,4,8")
+    )
+    measure.add_argument("--out", required=True, metavar="COSTS.json", help=_("where to write"))
+    measure.add_argument("--repeats", type=int, default=5, help=_("timed repeats per size"))
+    measure.add_argument("--iterations", type=int, default=20, help=_("calls per timed repeat"))
 
 
 def _whole_number(text: str) -> int:
@@ -119,9 +136,13 @@ def _whole_number(text: str) -> int:
     try:
         value = int(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"{text[:40]!r} is not a whole number") from None
+        raise argparse.ArgumentTypeError(
+            _("{text} is not a whole number").format(text=repr(text[:40]))
+        ) from None
     if abs(value) > LARGEST_SIZE:
-        raise argparse.ArgumentTypeError(f"{text[:40]} is larger than {LARGEST_SIZE:,}")
+        raise argparse.ArgumentTypeError(
+            _("{text} is larger than {largest:,}").format(text=text[:40], largest=LARGEST_SIZE)
+        )
     return value
 
 
@@ -132,8 +153,10 @@ def run(args: argparse.Namespace) -> int:
 
     if args.costs is None or (args.hist is None and args.requests is None):
         raise PlannerError(
-            "give a cost table and a workload: graphlab plan --costs COSTS.json "
-            "(--hist HIST.json | --requests REQUESTS.csv)"
+            _(
+                "give a cost table and a workload: graphlab plan --costs COSTS.json "
+                "(--hist HIST.json | --requests REQUESTS.csv)"
+            )
         )
     result = plan_result(args)
     print(json.dumps(result, indent=2) if args.json else report(result))
@@ -155,8 +178,9 @@ def plan_result(args: argparse.Namespace) -> dict:
         unknown = [name for name in names if name not in PRESETS]
         if unknown or not names:
             raise PlannerError(
-                f"--compare {args.compare!r}: name presets from {', '.join(PRESETS)}, "
-                "separated by commas"
+                _("--compare {value}: name presets from {presets}, separated by commas").format(
+                    value=repr(args.compare), presets=", ".join(PRESETS)
+                )
             )
     source: dict = {}
     if args.requests is not None:
@@ -220,10 +244,11 @@ def _check_search_size(histogram, constraints) -> None:
     graphs = min(constraints.max_graphs, candidates)
     if candidates * graphs > SEARCH_LIMIT:
         raise PlannerError(
-            f"planning {candidates:,} batch sizes for up to {graphs} graphs takes "
-            f"{candidates * graphs:,} search steps, over the {SEARCH_LIMIT:,} (about 5 s) the "
-            "planner allows: bucket the histogram's batch sizes, capture multiples of a step "
-            "(--multiple-of) or lower --max-graphs"
+            _(
+                "planning {sizes:,} batch sizes for up to {graphs} graphs takes {steps:,} search "
+                "steps, over the {limit:,} (about 5 s) the planner allows: bucket the histogram's "
+                "batch sizes, capture multiples of a step (--multiple-of) or lower --max-graphs"
+            ).format(sizes=candidates, graphs=graphs, steps=candidates * graphs, limit=SEARCH_LIMIT)
         )
 
 
@@ -242,31 +267,45 @@ def report(result: dict) -> str:
     """The human-readable form of :func:`plan_result`'s figures."""
     source = result["workload"]
     origin = source.get("requests_file") or source.get("hist")
+    workload = _(
+        "workload: {origin}: {steps:,.0f} decode steps, {sizes} batch sizes up to {largest}"
+    ).format(
+        origin=origin,
+        steps=source["steps"],
+        sizes=source["batch_sizes"],
+        largest=source["largest_batch"],
+    )
+    sizes = ", ".join(map(str, result["sizes"])) or _("(none: every step eager)")
     lines = [
-        f"workload: {origin}: {source['steps']:,.0f} decode steps, {source['batch_sizes']} batch "
-        f"sizes up to {source['largest_batch']}",
-        _row("optimal", result),
-        f"  sizes: {', '.join(map(str, result['sizes'])) or '(none: every step eager)'}",
-        "pareto (best plan per graph count):",
+        workload,
+        _row(_("optimal"), result),
+        "  " + _("sizes: {sizes}").format(sizes=sizes),
+        _("pareto (best plan per graph count):"),
         *(_row("", point) for point in result["pareto"]),
     ]
     for name, figures in result.get("compare", {}).items():
         notes = []
         if not figures["fits_budgets"]:
-            notes.append("over budget")
+            notes.append(_("over budget"))
         if not figures["within_max_graphs"]:
-            notes.append("more graphs than --max-graphs")
+            notes.append(_("more graphs than --max-graphs"))
         lines.append(_row(name, figures) + (f"  ({', '.join(notes)})" if notes else ""))
     return "\n".join(lines)
 
 
 def _row(label: str, figures: dict) -> str:
-    return (
-        f"{label:<14} {figures['expected_step_us']:>10,.2f} µs/step  "
-        f"{figures['graphs']:>3} graphs  "
-        f"hit {figures['hit_rate']:6.1%}  padding {figures['padding_waste']:6.1%}  "
-        f"capture {figures['capture_s']:7.2f} s  memory {figures['memory_mib']:9,.1f} MiB"
+    text = _(
+        "{step:>10,.2f} µs/step  {graphs:>3} graphs  hit {hit:6.1%}  padding {padding:6.1%}  "
+        "capture {capture:7.2f} s  memory {memory:9,.1f} MiB"
+    ).format(
+        step=figures["expected_step_us"],
+        graphs=figures["graphs"],
+        hit=figures["hit_rate"],
+        padding=figures["padding_waste"],
+        capture=figures["capture_s"],
+        memory=figures["memory_mib"],
     )
+    return f"{ljust(label, 14)} {text}"
 
 
 def _measure(args: argparse.Namespace) -> int:
@@ -277,7 +316,7 @@ def _measure(args: argparse.Namespace) -> int:
 
     for flag, value in (("--repeats", args.repeats), ("--iterations", args.iterations)):
         if value < 1:
-            raise PlannerError(f"{flag} is {value}: use 1 or more")
+            raise PlannerError(_("{flag} is {value}: use 1 or more").format(flag=flag, value=value))
     table = measure_costs(
         args.model, parse_sizes(args.sizes), repeats=args.repeats, iterations=args.iterations
     )
@@ -288,5 +327,9 @@ def _measure(args: argparse.Namespace) -> int:
     )
     data["meta"] = {**data.get("meta", {}), **machine_meta(command)}
     write_text_atomically(args.out, json.dumps(data, indent=1) + "\n", PlannerError)
-    print(f"wrote {args.out}: {len(table.sizes)} sizes of the {args.model} model")
+    print(
+        _("wrote {path}: {count} sizes of the {model} model").format(
+            path=args.out, count=len(table.sizes), model=args.model
+        )
+    )
     return 0

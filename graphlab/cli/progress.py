@@ -14,20 +14,25 @@ import json
 import sys
 
 from graphlab.errors import GraphlabError
+from graphlab.language import gettext as _
+
+from .columns import columns, ljust
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--json", action="store_true", help="print the progress as JSON")
+    parser.add_argument("--json", action="store_true", help=_("print the progress as JSON"))
     parser.add_argument(
-        "--reset", action="store_true", help="forget every stored check result, then show"
+        "--reset", action="store_true", help=_("forget every stored check result, then show")
     )
     parser.add_argument(
         "--hub",
         metavar="URL",
-        help="show every learner of the JupyterHub at URL, lesson by lesson, with an admin's "
-        "API token from --token or JUPYTERHUB_API_TOKEN",
+        help=_(
+            "show every learner of the JupyterHub at URL, lesson by lesson, with an admin's "
+            "API token from --token or JUPYTERHUB_API_TOKEN"
+        ),
     )
-    parser.add_argument("--token", help="the API token for --hub")
+    parser.add_argument("--token", help=_("the API token for --hub"))
 
 
 def run(args: argparse.Namespace) -> int:
@@ -40,8 +45,10 @@ def run(args: argparse.Namespace) -> int:
         if args.reset:
             # --reset forgets this account's results; it must never look like it reset a hub's.
             raise GraphlabError(
-                "--reset forgets this account's own results and cannot reach a hub's learners: "
-                "run it without --hub (each learner resets from the course sidebar)"
+                _(
+                    "--reset forgets this account's own results and cannot reach a hub's "
+                    "learners: run it without --hub (each learner resets from the course sidebar)"
+                )
             )
 
         return print_hub_table(args.hub, args.token, lessons(), as_json=args.json)
@@ -58,14 +65,20 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps({**figures, "store": str(store)}, indent=1))
         return 0
-    width = max((len(row["title"]) for row in figures["lessons"]), default=0)
+    width = max((columns(row["title"]) for row in figures["lessons"]), default=0)
     for row in figures["lessons"]:
         count = f"{len(row['passed'])}/{len(row['exercises'])}"
-        line = f"{row['number']}  {row['title']:<{width}}  {count}"
+        line = f"{row['number']}  {ljust(row['title'], width)}  {count}"
         if row["revealed"]:
-            line += f"  ({len(row['revealed'])} after revealing the solution)"
+            revealed = _("({count} after revealing the solution)")
+            line += "  " + revealed.format(count=len(row["revealed"]))
         if row["failed"]:
-            line += f"  (last check failed: {', '.join(row['failed'])})"
+            failed = _("(last check failed: {exercises})")
+            line += "  " + failed.format(exercises=", ".join(row["failed"]))
         print(line)
-    print(f"{figures['done']}/{figures['total']} exercises passed (results in {store})")
+    print(
+        _("{done}/{total} exercises passed (results in {store})").format(
+            done=figures["done"], total=figures["total"], store=store
+        )
+    )
     return 0

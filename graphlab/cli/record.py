@@ -11,19 +11,25 @@ import shlex
 import sys
 import time
 
+from graphlab.language import N_
+from graphlab.language import gettext as _
+
+from .columns import ljust, rjust
+
 # Column title -> (width, how to get the value from a Recording); values are µs unless named.
+# The titles are shown in graphlab's language.
 _COLUMNS = {
-    "name": (30, lambda r: r.name),
-    "eager/it": (10, lambda r: _us(r.timings["eager_us"])),
-    "replay/it": (10, lambda r: _us(r.timings["replay_us"])),
-    "eager/kernel": (13, lambda r: _per_kernel(r, "eager_us")),
-    "replay/kernel": (14, lambda r: _per_kernel(r, "replay_us")),
-    "e2e eager": (10, lambda r: _us(r.timings["eager_end_to_end_us"])),
-    "e2e replay": (11, lambda r: _us(r.timings["replay_end_to_end_us"])),
-    "capture": (10, lambda r: _us(r.timings["capture_us"])),
-    "1st replay": (11, lambda r: _us(r.timings["first_replay_us"])),
+    N_("name"): (30, lambda r: r.name),
+    N_("eager/it"): (10, lambda r: _us(r.timings["eager_us"])),
+    N_("replay/it"): (10, lambda r: _us(r.timings["replay_us"])),
+    N_("eager/kernel"): (13, lambda r: _per_kernel(r, "eager_us")),
+    N_("replay/kernel"): (14, lambda r: _per_kernel(r, "replay_us")),
+    N_("e2e eager"): (10, lambda r: _us(r.timings["eager_end_to_end_us"])),
+    N_("e2e replay"): (11, lambda r: _us(r.timings["replay_end_to_end_us"])),
+    N_("capture"): (10, lambda r: _us(r.timings["capture_us"])),
+    N_("1st replay"): (11, lambda r: _us(r.timings["first_replay_us"])),
     "N*": (8, lambda r: _number(r.timings["break_even"])),
-    "crossing": (9, lambda r: _number(r.timings.get("cumulative", {}).get("crossing"))),
+    N_("crossing"): (9, lambda r: _number(r.timings.get("cumulative", {}).get("crossing"))),
 }
 
 
@@ -31,19 +37,21 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--out",
         metavar="DIR",
-        help="folder to write the recordings into (default: graphlab's bundled recordings folder)",
+        help=_(
+            "folder to write the recordings into (default: graphlab's bundled recordings folder)"
+        ),
     )
     parser.add_argument(
         "--quick",
         action="store_true",
-        help="a few small experiments with few repeats, to check the machinery (seconds)",
+        help=_("a few small experiments with few repeats, to check the machinery (seconds)"),
     )
     parser.add_argument(
         "--only",
         nargs="+",
         metavar="NAME",
         default=(),
-        help="run only these experiments (for example to redo one that failed)",
+        help=_("run only these experiments (for example to redo one that failed)"),
     )
 
 
@@ -69,17 +77,21 @@ def run(args: argparse.Namespace) -> int:
     )
     elapsed = time.perf_counter() - start
     folder = paths[0].parent if paths else args.out
-    print(f"times in µs, medians; wrote {len(paths)} recordings to {folder} in {elapsed:.0f} s")
+    print(
+        _("times in µs, medians; wrote {count} recordings to {folder} in {seconds:.0f} s").format(
+            count=len(paths), folder=folder, seconds=elapsed
+        )
+    )
     return 0
 
 
 def _row(rec) -> str:
     """One line of the results table: the titles when ``rec`` is None."""
     cells = [
-        (title if rec is None else str(get(rec))).rjust(width)
+        rjust(_(title) if rec is None else str(get(rec)), width)
         for title, (width, get) in _COLUMNS.items()
     ]
-    cells[0] = cells[0].strip().ljust(_COLUMNS["name"][0])
+    cells[0] = ljust(cells[0].strip(), _COLUMNS["name"][0])
     return "  ".join(cells)
 
 

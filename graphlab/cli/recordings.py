@@ -10,13 +10,23 @@ import argparse
 import json
 import sys
 
+from graphlab.language import N_
+from graphlab.language import gettext as _
+
+from .columns import columns, ljust
+
+#: The table's columns (each a key of a row of ``--json``), and their titles in English.
+COLUMNS = {"name": N_("name"), "experiment": N_("experiment"), "gpu": N_("gpu"), "date": N_("date")}
+
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--json", action="store_true", help="print a JSON list instead of a table")
+    parser.add_argument(
+        "--json", action="store_true", help=_("print a JSON list instead of a table")
+    )
     parser.add_argument(
         "--dir",
         metavar="DIR",
-        help="read recordings from DIR instead of graphlab's bundled folder",
+        help=_("read recordings from DIR instead of graphlab's bundled folder"),
     )
 
 
@@ -38,16 +48,18 @@ def run(args: argparse.Namespace) -> int:
         print(json.dumps(rows, indent=2))
     elif not rows and not bad:
         print(
-            f"no recordings in {printable(args.dir or RECORDINGS_DIR)} yet: "
-            "they are made on a GPU by `graphlab record`"
+            _("no recordings in {folder} yet: they are made on a GPU by `graphlab record`").format(
+                folder=printable(args.dir or RECORDINGS_DIR)
+            )
         )
     elif rows:
         # Names, kinds and GPUs come from the files: shown with control characters escaped.
         shown = [{col: printable(value) for col, value in row.items()} for row in rows]
-        columns = ("name", "experiment", "gpu", "date")
-        widths = {col: max(len(col), *(len(row[col]) for row in shown)) for col in columns}
-        for row in [dict(zip(columns, columns, strict=True)), *shown]:
-            print("  ".join(row[col].ljust(widths[col]) for col in columns).rstrip())
+        titles = {col: _(title) for col, title in COLUMNS.items()}
+        table = [titles, *shown]
+        widths = {col: max(columns(row[col]) for row in table) for col in COLUMNS}
+        for row in table:
+            print("  ".join(ljust(row[col], widths[col]) for col in COLUMNS).rstrip())
     for error in bad:
-        print(f"graphlab recordings: skipped {error}", file=sys.stderr)
+        print(_("graphlab recordings: skipped {error}").format(error=error), file=sys.stderr)
     return 2 if bad else 0

@@ -13,16 +13,23 @@ from __future__ import annotations
 import argparse
 import json
 
-# Flag -> SimParams field, for the numbers a user may override.
+from graphlab.language import N_
+from graphlab.language import gettext as _
+
+from .columns import ljust
+
+# Flag -> SimParams field, for the numbers a user may override, with its help.
 _PARAM_FLAGS = {
-    "host_us": "host time per eager launch (Python + dispatch + cudaLaunchKernel)",
-    "launch_latency_us": "end of a launch call to the earliest start of its work on the GPU",
-    "graph_launch_us": "host time per replay (graph.replay() + cudaGraphLaunch)",
-    "node_gap_us": "device gap between dependent nodes of a replay",
-    "sync_us": "host time a synchronize takes once the GPU is done",
-    "kernel_gap_us": "device gap between queued eager kernels on a stream",
-    "replay_gap_us": "extra device gap before a replay queued behind earlier work",
+    "host_us": N_("host time per eager launch (Python + dispatch + cudaLaunchKernel)"),
+    "launch_latency_us": N_("end of a launch call to the earliest start of its work on the GPU"),
+    "graph_launch_us": N_("host time per replay (graph.replay() + cudaGraphLaunch)"),
+    "node_gap_us": N_("device gap between dependent nodes of a replay"),
+    "sync_us": N_("host time a synchronize takes once the GPU is done"),
+    "kernel_gap_us": N_("device gap between queued eager kernels on a stream"),
+    "replay_gap_us": N_("extra device gap before a replay queued behind earlier work"),
 }
+# The two runs, as the report names them.
+_MODES = {"eager": N_("eager"), "graph": N_("graph")}
 # Peak memory per simulated kernel, both runs and their timelines included (measured on 1,000,000
 # kernels: about 560 bytes), with room to spare; a run that cannot fit is refused before it starts.
 _BYTES_PER_KERNEL = 800
@@ -32,37 +39,48 @@ _OPTIONAL = {"kernel_gap_us": "0", "replay_gap_us": "0"}
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--kernels", type=int, required=True, metavar="N", help="kernels per step")
     parser.add_argument(
-        "--kernel-us", type=float, required=True, metavar="D", help="duration of each kernel (µs)"
+        "--kernels", type=int, required=True, metavar="N", help=_("kernels per step")
+    )
+    parser.add_argument(
+        "--kernel-us",
+        type=float,
+        required=True,
+        metavar="D",
+        help=_("duration of each kernel (µs)"),
     )
     for name, text in _PARAM_FLAGS.items():
         flag = "--" + name.replace("_", "-")
-        default = "calibrated" + (f" (else {_OPTIONAL[name]})" if name in _OPTIONAL else "")
-        parser.add_argument(flag, type=float, metavar="US", help=f"{text}; default: {default}")
+        if name in _OPTIONAL:
+            help_text = _("{help}; default: calibrated (else {value})").format(
+                help=_(text), value=_OPTIONAL[name]
+            )
+        else:
+            help_text = _("{help}; default: calibrated").format(help=_(text))
+        parser.add_argument(flag, type=float, metavar="US", help=help_text)
     parser.add_argument(
         "--capture-us",
         type=float,
         metavar="C",
-        help="capture cost for the break-even count; default: the calibrated capture model",
+        help=_("capture cost for the break-even count; default: the calibrated capture model"),
     )
     parser.add_argument(
         "--sync-every",
         type=int,
         metavar="K",
-        help="host sync after every K kernels (the graph is then one graph per K kernels)",
+        help=_("host sync after every K kernels (the graph is then one graph per K kernels)"),
     )
     parser.add_argument(
         "--queue-depth",
         type=int,
         metavar="Q",
-        help="launches the GPU's queue holds; a launch waits for room (default: no limit)",
+        help=_("launches the GPU's queue holds; a launch waits for room (default: no limit)"),
     )
-    parser.add_argument("--json", action="store_true", help="print one JSON object")
+    parser.add_argument("--json", action="store_true", help=_("print one JSON object"))
     parser.add_argument(
         "--trace",
         metavar="OUT.json",
-        help="also write both simulated timelines as one Chrome trace (processes eager, graph)",
+        help=_("also write both simulated timelines as one Chrome trace (processes eager, graph)"),
     )
 
 
@@ -81,8 +99,10 @@ def _params(args: argparse.Namespace):
     ]
     if missing:
         raise SimulatorError(
-            "the simulator has no calibrated parameters yet (no GPU recordings have been fitted), "
-            f"so pass them all: missing {' '.join(missing)}"
+            _(
+                "the simulator has no calibrated parameters yet (no GPU recordings have been "
+                "fitted), so pass them all: missing {flags}"
+            ).format(flags=" ".join(missing))
         )
     return simulator_params.SimParams(**{k: v for k, v in given.items() if v is not None})
 
@@ -110,29 +130,43 @@ def simulate_both(args: argparse.Namespace):
 
 def _report(result: dict) -> str:
     workload = result["workload"]
-    lines = [f"simulated: {workload['kernels']:,} kernels of {workload['kernel_us']:g} µs"]
-    for mode in ("eager", "graph"):
-        r = result[mode]
-        lines.append(
-            f"  {mode:<6} total {r['total_us']:>12,.3f} µs   per kernel "
-            f"{r['per_kernel_us']:>9,.3f} µs   GPU idle {r['idle_fraction']:.1%}"
+    lines = [
+        _("simulated: {kernels:,} kernels of {duration:g} µs").format(
+            kernels=workload["kernels"], duration=workload["kernel_us"]
         )
+    ]
+    for mode, name in _MODES.items():
+        r = result[mode]
+        figures = _(
+            "total {total:>12,.3f} µs   per kernel {per_kernel:>9,.3f} µs   GPU idle {idle:.1%}"
+        ).format(total=r["total_us"], per_kernel=r["per_kernel_us"], idle=r["idle_fraction"])
+        lines.append(f"  {ljust(_(name), 6)} {figures}")
     n_star = result["break_even"]
     if result["capture_us"] is None:
-        lines.append("  break-even: unknown (no capture cost: pass --capture-us)")
+        lines.append("  " + _("break-even: unknown (no capture cost: pass --capture-us)"))
     elif n_star is None:
-        lines.append("  break-even: never (a replay is not faster than eager here)")
+        lines.append("  " + _("break-even: never (a replay is not faster than eager here)"))
     else:
         shown = f"{n_star:,.2f}" if n_star >= 1 else f"{n_star:.3g}"
-        lines.append(f"  break-even: N* = {shown} steps (capture {result['capture_us']:,.1f} µs)")
-    calibration = result["calibration"]
-    source = "given by hand"
-    if calibration:
-        source = f"calibrated on {calibration.get('gpu')}"
-        if calibration.get("overridden"):
-            source += f"; given: {', '.join(calibration['overridden'])}"
+        lines.append(
+            "  "
+            + _("break-even: N* = {steps} steps (capture {capture:,.1f} µs)").format(
+                steps=shown, capture=result["capture_us"]
+            )
+        )
     numbers = ", ".join(f"{k}={v:g}" for k, v in result["params"].items() if v is not None)
-    lines.append(f"  parameters ({source}): {numbers}")
+    calibration = result["calibration"]
+    if not calibration:
+        parameters = _("parameters (given by hand): {numbers}").format(numbers=numbers)
+    elif calibration.get("overridden"):
+        parameters = _("parameters (calibrated on {gpu}; given: {flags}): {numbers}").format(
+            gpu=calibration.get("gpu"), flags=", ".join(calibration["overridden"]), numbers=numbers
+        )
+    else:
+        parameters = _("parameters (calibrated on {gpu}): {numbers}").format(
+            gpu=calibration.get("gpu"), numbers=numbers
+        )
+    lines.append("  " + parameters)
     return "\n".join(lines)
 
 
@@ -140,7 +174,7 @@ def run(args: argparse.Namespace) -> int:
     from graphlab.errors import SimulatorError
 
     if args.trace is not None and not args.trace.strip():
-        raise SimulatorError("--trace needs a file name, e.g. --trace sim.json")
+        raise SimulatorError(_("--trace needs a file name, e.g. --trace sim.json"))
     outcome = simulate_both(args)
     result = outcome.to_dict()
     result["workload"]["kernel_us"] = args.kernel_us
@@ -163,7 +197,13 @@ def _check_memory(kernels: int) -> None:
     if short:
         needed, available = short
         raise SimulatorError(
-            f"simulating {kernels:,} kernels needs about {describe_bytes(needed)} of memory and "
-            f"{describe_bytes(available)} is available: simulate at most "
-            f"{available // _BYTES_PER_KERNEL:,} kernels"
+            _(
+                "simulating {kernels:,} kernels needs about {needed} of memory and {available} "
+                "is available: simulate at most {most:,} kernels"
+            ).format(
+                kernels=kernels,
+                needed=describe_bytes(needed),
+                available=describe_bytes(available),
+                most=available // _BYTES_PER_KERNEL,
+            )
         )

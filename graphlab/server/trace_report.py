@@ -1,7 +1,8 @@
 """The trace viewer's server side: a profiler trace as its gap report and a level-of-detail figure.
 
 The figures are :meth:`graphlab.Timeline.summary`'s, the very ones ``graphlab gaps`` prints, and
-the report says them in the language the browser asks for (:mod:`.translations`).
+the report says them in the language the browser asks for (:mod:`.translations`), as does the
+figure: its lanes, legend and hover text are the widgets' words, said in that language.
 The figure is the one TimelineView draws (:mod:`graphlab.widgets.figures`): lanes of bars, idle
 gaps shaded, and above ``LOD_EVENTS`` events bars closer than a pixel merged, so a million
 events reach the browser as at most a few thousand bars. A zoom asks again with the visible
@@ -18,9 +19,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import plotly.graph_objects as go
 
 from graphlab.course.languages import ENGLISH
+from graphlab.language import speaking
 from graphlab.trace.figures import Summary
 from graphlab.trace.timeline import Timeline
 from graphlab.widgets.figures import Panel, lod_min_gap, panel_of, timeline_layout, timeline_traces
@@ -34,17 +37,20 @@ __all__ = ["TraceCache", "figure_json", "trace_reply", "warm_up"]
 
 @dataclass(frozen=True)
 class LoadedTrace:
-    """A parsed trace ready to answer requests: its summary, figures and drawing panel, and its
-    report in each language asked for so far."""
+    """A parsed trace ready to answer requests: its timeline, summary and figures, and its
+    report and drawing panel in each language asked for so far."""
 
+    title: str
+    timeline: Timeline
     summary: Summary
     figures: dict[str, Any]
-    panel: Panel
+    gaps: tuple[np.ndarray, np.ndarray]
     reports: dict[str, str] = field(default_factory=dict)
+    panels: dict[str, Panel] = field(default_factory=dict)
 
     @property
     def events(self) -> int:
-        return self.panel.events
+        return len(self.timeline)
 
     def report(self, language: str) -> str:
         """The gap report in ``language`` (English where it has no catalog), written once."""
@@ -52,13 +58,20 @@ class LoadedTrace:
             self.reports[language] = self.summary.report(words(language))
         return self.reports[language]
 
+    def panel(self, language: str) -> Panel:
+        """The drawing panel, its lanes named in ``language``, built once per language."""
+        if language not in self.panels:
+            with speaking(language):
+                banner_text = banner(self.timeline.meta)
+                self.panels[language] = panel_of(self.title, self.timeline, banner_text, self.gaps)
+        return self.panels[language]
+
 
 def load(path: Path, title: str) -> LoadedTrace:
     """Read and analyse one trace (TraceError with the reader's one-line message if bad)."""
     timeline = Timeline.from_chrome_trace(path)
     summary = timeline.summary()
-    panel = panel_of(title, timeline, banner(timeline.meta), device_gaps_ns(timeline))
-    return LoadedTrace(summary, summary.to_dict(), panel)
+    return LoadedTrace(title, timeline, summary, summary.to_dict(), device_gaps_ns(timeline))
 
 
 class TraceCache:
@@ -88,15 +101,19 @@ class TraceCache:
         return loaded
 
 
-def figure_json(panel: Panel, x_range: tuple[float, float] | None = None) -> str:
-    """The plotly figure (data and layout) as JSON text, for the view ``x_range`` (µs).
+def figure_json(
+    panel: Panel, x_range: tuple[float, float] | None = None, language: str = ENGLISH
+) -> str:
+    """The plotly figure (data and layout) as JSON text, for the view ``x_range`` (µs), its
+    words in ``language``.
 
     Arrays travel as plotly's base64 typed arrays. The layout drops TimelineView's fixed width:
     here the figure fills the document tab and follows its size.
     """
     panels = [panel]
-    traces = timeline_traces(panels, x_range, lod_min_gap(panels, x_range))
-    layout = timeline_layout(panels)
+    with speaking(language):
+        traces = timeline_traces(panels, x_range, lod_min_gap(panels, x_range))
+        layout = timeline_layout(panels)
     layout.pop("width")
     layout["autosize"] = True
     text: str = go.Figure(data=traces, layout=layout).to_json()
@@ -111,16 +128,17 @@ def trace_reply(
 ) -> str:
     """The JSON answer of ``GET /graphlab/trace``: report (in ``language``), figures, event
     count and figure."""
+    panel = loaded.panel(language)
     head = json.dumps(
         {
             "path": path,
             "report": loaded.report(language),
             "figures": loaded.figures,
             "events": loaded.events,
-            "lod": lod_min_gap([loaded.panel]) > 0,
+            "lod": lod_min_gap([panel]) > 0,
         }
     )
-    return head[:-1] + ', "figure": ' + figure_json(loaded.panel, x_range) + "}"
+    return head[:-1] + ', "figure": ' + figure_json(panel, x_range, language) + "}"
 
 
 def warm_up() -> None:
