@@ -448,6 +448,15 @@ def test_the_doctor_names_the_cores_the_emulators_learners_need():
     assert "  host      2 CPU cores (11 needed), memory 8.0 GB available" in lines
 
 
+def test_the_doctor_says_the_readiness_problems_in_chinese(monkeypatch):
+    monkeypatch.setenv("GRAPHLAB_LANG", "zh_CN")
+    lines = doctor.workshop_lines(assess(no_gpu(cpus=2), 20))
+    assert (
+        "  问题      20 名学员需要 11 个 CPU 核心（hub 用 1 个，每 2 名学员一个），而这台机器只有 "
+        "2 个：请减少学员，或者换一台核心更多的机器"
+    ) in lines
+
+
 def test_on_a_gpu_the_kernels_host_memory_is_checked_too():
     measured = Section(
         {"gpu": "NVIDIA H200"},

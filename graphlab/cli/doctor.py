@@ -20,6 +20,7 @@ import json
 import platform
 import sys
 
+from graphlab.diagnose.words import shown
 from graphlab.language import N_
 from graphlab.language import gettext as _
 from graphlab.support.memory_cap import GB
@@ -171,7 +172,7 @@ def workshop_lines(workshop: dict) -> list[str]:
     lines = [line(_("workshop"), verdict)]
     needed = workshop["needed_bytes"]
     if needed is None:
-        needs = _("course peak per learner {peak}").format(peak=workshop["needed_by"])
+        needs = _("course peak per learner {peak}").format(peak=shown(workshop["needed_by"]))
     else:
         needs = _("{size:.2f} GB per learner (lesson {lesson})").format(
             size=needed / GB, lesson=workshop["needed_by"]
@@ -213,7 +214,7 @@ def workshop_lines(workshop: dict) -> list[str]:
     lines.append(detail(_("disk"), space))
     labels = {"reasons": N_("problem"), "unknown": N_("unknown"), "warnings": N_("warning")}
     for kind, label in labels.items():
-        lines += [detail(_(label), text) for text in workshop[kind]]
+        lines += [detail(_(label), shown(text)) for text in workshop[kind]]
     return lines
 
 
