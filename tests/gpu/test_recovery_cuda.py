@@ -22,6 +22,7 @@ from graphlab.failures.recovery import release_failed_captures
 pytestmark = pytest.mark.cuda
 
 FAILURES = 20
+SMALL_SEGMENT = 2 * 1024 * 1024  # the caching allocator's segment for blocks of 1 MiB or less
 
 
 def graph_pools() -> set[tuple[int, int]]:
@@ -49,10 +50,12 @@ def host_read_in_capture(x: torch.Tensor) -> None:
 
 def test_failed_captures_under_explained_give_their_memory_back():
     x = torch.ones(1024, device="cuda")
-    # Steady state: one failure first. After the other GPU tests of a `pytest -m cuda` run, the
-    # process's first failed capture left one 2 MiB segment of ordinary memory (pool (0, 0), not
-    # a graph's) in use for good; run alone, it left nothing. What is checked is that failures
-    # do not accumulate memory, one after another, as in a notebook where a learner retries.
+    # Steady state: one failure first. After the other GPU tests of a `pytest -m cuda` run, a
+    # failed capture now and then leaves one 2 MiB segment of ordinary memory in use (pool (0, 0),
+    # not a graph's: the caching allocator's segment for small blocks): on the H200, once in the
+    # process's first failure, once more somewhere in the 20 after it; run alone, nothing. What
+    # is checked is that failures do not accumulate memory, one after another, as in a notebook
+    # where a learner retries: 20 failures that each kept their graph's pool would keep 20.
     with contextlib.suppress(RuntimeError), explained():
         host_read_in_capture(x)
     pools_before, reserved_before = graph_pools(), settled_reserved()
@@ -60,7 +63,7 @@ def test_failed_captures_under_explained_give_their_memory_back():
         with contextlib.suppress(RuntimeError), explained():
             host_read_in_capture(x)
     assert torch.cuda.current_stream() == torch.cuda.default_stream()
-    assert settled_reserved() == reserved_before
+    assert settled_reserved() - reserved_before in (0, SMALL_SEGMENT)
     assert graph_pools() <= pools_before
     assert torch.randn(2, device="cuda").shape == (2,)  # the next cell can draw random numbers
 
