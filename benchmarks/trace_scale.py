@@ -241,6 +241,7 @@ def generated_traces(args: argparse.Namespace, stem: str, keep: bool = False):
     a case the disk has no room for is printed as a skipped table row.
     """
     cases = [(n, 1) for n in args.kernels] + ([(args.streams, args.streams)] * bool(args.streams))
+    args.dir.mkdir(parents=True, exist_ok=True)  # --dir may name a folder not made yet
     for kernels, streams in cases:
         label = f"{kernels:,} kernels" + (f" on {streams:,} streams" if streams > 1 else "")
         path = args.dir / f"graphlab_{stem}_{kernels}_{streams}.json"
