@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from test_widgets import EAGER, GRAPH  # the timelines worked out by hand there
 
 from graphlab import planner
 from graphlab.errors import GraphlabError
@@ -27,29 +28,6 @@ from graphlab.widgets import (
 )
 from graphlab.widgets.wrapping import wrap
 
-# Eager: three launch calls and their kernels on stream 7, then a sync (see test_widgets.py).
-EAGER = dict(
-    kind=["launch", "kernel", "launch", "kernel", "launch", "kernel", "sync"],
-    name=["cudaLaunchKernel", "k_a", "cudaLaunchKernel", "k_b", "cudaLaunchKernel", "k_a",
-          "cudaDeviceSynchronize"],
-    start_ns=[0, 7000, 6000, 13000, 12000, 19500, 17000],
-    dur_ns=[5000, 2000, 5000, 1000, 5000, 2000, 5000],
-    device=[-1, 0, -1, 0, -1, 0, -1],
-    stream=[-1, 7, -1, 7, -1, 7, -1],
-    thread=[1, -1, 1, -1, 1, -1, 1],
-    correlation=[1, 1, 2, 2, 3, 3, -1],
-)  # fmt: skip
-# Graph: one cudaGraphLaunch replaying k_a, k_b, k_a, then a sync.
-GRAPH = dict(
-    kind=["launch", "kernel", "kernel", "kernel", "sync"],
-    name=["cudaGraphLaunch", "k_a", "k_b", "k_a", "cudaDeviceSynchronize"],
-    start_ns=[0, 5000, 7300, 8600, 4500],
-    dur_ns=[4000, 2000, 1000, 2000, 6500],
-    device=[-1, 0, 0, 0, -1],
-    stream=[-1, 7, 7, 7, -1],
-    thread=[1, -1, -1, -1, 1],
-    correlation=[9, 9, 9, 9, -1],
-)
 PARAMS = SimParams(host_us=5, launch_latency_us=2, graph_launch_us=10, node_gap_us=0.5, sync_us=3)
 
 
