@@ -151,7 +151,7 @@ class TraceHandler(_Base):
             started = time.perf_counter()
 
             def answer() -> tuple[LoadedTrace, str]:
-                loaded = traces.get(path, Path(relative).name)
+                loaded = traces.get(path, Path(relative).name, language)
                 return loaded, trace_reply(loaded, relative, x_range, language)
 
             # Reading, analysing and drawing all run on a worker thread: the server goes on
