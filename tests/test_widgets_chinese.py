@@ -8,6 +8,8 @@ ones (copied here so that this file stands alone).
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
 from test_widgets import EAGER, GRAPH  # the timelines worked out by hand there
@@ -170,6 +172,20 @@ def test_pictures_draw_chinese_with_a_chinese_font_behind_dejavu_sans(chinese):
     assert pictures._style()["font.family"] == expected
     chinese.setenv(ENV, "en")
     assert pictures._style()["font.family"] == "DejaVu Sans"
+
+
+def test_without_a_chinese_font_a_picture_warns_once_in_one_sentence(eager, graph, chinese):
+    chinese.setattr(pictures, "cjk_family", lambda: None)
+    pictures._no_chinese_font.cache_clear()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        TimelineView(eager=eager, graph=graph).picture()
+        GapView(eager=eager, graph=graph).picture()
+    assert [str(w.message) for w in caught] == [
+        "没有安装中文字体，所以组件的 PNG 图片会把中文字符显示为空白方框（实时图表不受影响）："
+        "请安装一种中文字体，例如 apt-get install fonts-noto-cjk，然后重启内核"
+    ]
+    pictures._no_chinese_font.cache_clear()
 
 
 def test_gap_view_in_chinese(eager, graph):

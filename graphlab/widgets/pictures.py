@@ -13,13 +13,15 @@ high-density screens, and the display metadata gives the CSS size.
 In Chinese (``GRAPHLAB_LANG=zh_CN``) a picture's words are Chinese, which DejaVu Sans has no
 glyphs for: matplotlib then falls back, character by character, to the first Chinese font of
 :data:`CJK_FAMILIES` installed (Noto Sans CJK comes with most Linux desktops). Where none is,
-the picture is drawn all the same, its Chinese characters as empty boxes.
+the picture is drawn all the same, its Chinese characters as empty boxes, and graphlab says so
+once, in one warning that names the fix, instead of matplotlib's warning for every missing glyph.
 """
 
 from __future__ import annotations
 
 import base64
 import io
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache, wraps
@@ -37,6 +39,7 @@ from matplotlib.patches import Rectangle
 from matplotlib.text import Text
 from PIL import Image
 
+from graphlab.language import gettext as _
 from graphlab.language import language
 
 from .wrapping import wrap
@@ -118,6 +121,20 @@ def cjk_family() -> str | None:
     return found()
 
 
+@cache
+def _no_chinese_font() -> None:
+    """Say once per process that the pictures cannot draw Chinese here, and what to install."""
+    warnings.warn(
+        _(
+            "no Chinese font is installed, so the PNG pictures of the widgets show Chinese "
+            "characters as empty boxes (the live figures are not affected): install one, for "
+            "example with apt-get install fonts-noto-cjk, then restart the kernel"
+        ),
+        UserWarning,
+        stacklevel=4,
+    )
+
+
 def _style() -> dict[RcKeyType, Any]:
     """The pictures' style in the language now: in Chinese, a Chinese font behind DejaVu Sans."""
     if language() != "zh_CN" or (family := cjk_family()) is None:
@@ -149,7 +166,10 @@ def drawing(function: Callable[..., Png]) -> Callable[..., Png]:
 
     @wraps(function)
     def draw(*args: Any, **kwargs: Any) -> Png:
-        with matplotlib.rc_context(_style()):
+        with matplotlib.rc_context(_style()), warnings.catch_warnings():
+            if language() == "zh_CN" and cjk_family() is None:
+                _no_chinese_font()
+                warnings.filterwarnings("ignore", "Glyph .* missing from font", UserWarning)
             return function(*args, **kwargs)
 
     return draw
