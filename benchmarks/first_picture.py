@@ -58,15 +58,6 @@ from datetime import datetime
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-]
 TARGET_S = 12.0
 # Lesson 00's cells up to its first figure (code cells 1, 2, 4, 6 and the TimelineView in 7).
 FIGURE_CELL = 7
@@ -405,11 +396,14 @@ def main() -> None:
         "their sessions' niceness -20), for figures closer to an idle machine's",
     )
     args = parser.parse_args()
+    sys.path.insert(0, str(ROOT / "tests"))
+    from test_browser import CHROMIUM, CHROMIUM_ARGS  # the browser as the UI tests start it
+
     if not Path(CHROMIUM).exists():
         sys.exit(f"{CHROMIUM} not found: apt-get install -y chromium")
     from playwright.sync_api import sync_playwright
 
-    print(f"{os.cpu_count()} cores; graphlab from {ROOT / 'graphlab'}")
+    print(f"{os.cpu_count()} cores; graphlab from this checkout")
     results = []
     with Priority() if args.priority else contextlib.nullcontext(), sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
