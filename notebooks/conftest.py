@@ -9,18 +9,22 @@ only, so a JupyterLab that another test starts in the same run still hides the s
 
 The checkers record each result in the learner's progress file; the kernels nbval starts write to
 a file of the test run instead (``GRAPHLAB_PROGRESS``), never to the real one. Each kernel speaks
-its lesson's language, as the stored outputs do, whatever this machine's locale: English for
-``notebooks/NN_*.ipynb``, Chinese for ``notebooks/zh_CN/`` (``GRAPHLAB_LANG``).
+the language the lesson's stored outputs were produced in (``GRAPHLAB_LANG``), whatever this
+machine's locale: the language its provenance names (``metadata.graphlab.language``, written when
+``tools/execute_notebooks.py`` runs a translated lesson in its language), English otherwise, as for
+a translated lesson that holds the English lesson's outputs.
 """
 
 from __future__ import annotations
 
+import json
 import tempfile
+from functools import cache
 from pathlib import Path
 
 import pytest
 
-from graphlab.course.languages import ENGLISH, TRANSLATED
+from graphlab.course.languages import ENGLISH
 from graphlab.course.progress import ENV as PROGRESS
 from graphlab.course.solutions import RUN_SOLUTIONS
 from graphlab.language import ENV as LANGUAGE
@@ -29,11 +33,17 @@ from graphlab.language import ENV as LANGUAGE
 SCRATCH_PROGRESS = Path(tempfile.mkdtemp(prefix="graphlab-nbval-")) / "progress.json"
 
 
+@cache
+def outputs_language(lesson: Path) -> str:
+    """The language ``lesson``'s stored outputs were produced in."""
+    metadata = json.loads(lesson.read_text(encoding="utf-8"))["metadata"]
+    return metadata.get("graphlab", {}).get("language", ENGLISH)
+
+
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_setup(item):
     with pytest.MonkeyPatch.context() as env:
         env.setenv(RUN_SOLUTIONS, "1")
         env.setenv(PROGRESS, str(SCRATCH_PROGRESS))
-        folder = item.path.parent.name
-        env.setenv(LANGUAGE, folder if folder in TRANSLATED else ENGLISH)
+        env.setenv(LANGUAGE, outputs_language(item.path))
         yield
