@@ -4,7 +4,9 @@ The first time, the lessons shipped with graphlab are copied into the workspace 
 ``~/graphlab-course``, or ``--workspace DIR``); later runs add the lessons a new version brings
 and never overwrite a lesson the learner has changed (:mod:`graphlab.course.workspace`).
 JupyterLab then serves that folder and opens lesson 00: in the browser it starts, and at the URL
-it prints (JupyterLab's default page is set to the lesson).
+it prints (JupyterLab's default page is set to the lesson). The server starts that lesson's kernel
+with itself and has it import torch and plotly while the page loads
+(:mod:`graphlab.server.first_kernel`), so the learner's first cells do not wait for them.
 
 ``--lang zh_CN`` also copies the Chinese lessons (into the workspace's ``zh_CN/`` folder), opens
 the Chinese lesson 00, and starts this JupyterLab in Chinese: a Jupyter config folder of the
@@ -36,6 +38,7 @@ from urllib.parse import quote
 
 from graphlab.course.languages import ENGLISH, LANGUAGES, TRANSLATED, check_language
 from graphlab.language import gettext as _
+from graphlab.server.first_kernel import FIRST_LESSON_ENV
 
 #: Where the learner's copy of the course goes unless ``--workspace`` says otherwise.
 DEFAULT_WORKSPACE = "~/graphlab-course"
@@ -211,7 +214,11 @@ def run(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
     print(_("graphlab lab: opening {folder} in JupyterLab (Ctrl-C to stop)").format(folder=folder))
-    return subprocess.call(command, env=lab_environment(dict(os.environ), *config))
+    environ = lab_environment(dict(os.environ), *config)
+    if first is not None and first.is_file():
+        # The server starts this lesson's kernel with itself (graphlab.server.first_kernel).
+        environ[FIRST_LESSON_ENV] = first.relative_to(folder).as_posix()
+    return subprocess.call(command, env=environ)
 
 
 def _is_loopback(ip: str) -> bool:

@@ -27,6 +27,7 @@ def _jupyter_server_extension_points() -> list[dict[str, str]]:
 
 
 def _load_jupyter_server_extension(server_app: ServerApp) -> None:
+    from . import first_kernel
     from .handlers import setup_handlers, start_warm_up
 
     root = getattr(server_app.contents_manager, "root_dir", None) or server_app.root_dir
@@ -34,4 +35,6 @@ def _load_jupyter_server_extension(server_app: ServerApp) -> None:
     # Once the server's event loop runs: the server answers sooner, and the warm-up runs while
     # the browser loads the page.
     server_app.io_loop.add_callback(start_warm_up)
+    # The lesson graphlab lab opens gets its kernel now, not once the page has loaded.
+    first_kernel.schedule(server_app)
     server_app.log.info("graphlab: course API at %sgraphlab/", server_app.base_url)
