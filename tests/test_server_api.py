@@ -538,3 +538,19 @@ def test_a_path_with_a_nul_byte_is_refused_for_what_it_is(tmp_path):
     assert str(refused.value) == (
         "00_start_here.ipynb\\x00.json holds a NUL character, which no file name has"
     )
+
+
+@pytest.mark.skipif(not hasattr(os, "setpriority"), reason="needs Unix process priorities")
+def test_the_backend_probe_runs_below_the_servers_priority(tmp_path):
+    from graphlab.server import backend_probe
+
+    # A stand-in for the child's Python: it says its own niceness, a moment after it starts so
+    # that the server has had time to lower it.
+    python = tmp_path / "python"
+    python.write_text(
+        '#!/bin/sh\nsleep 1\necho "{\\"name\\": \\"nice\\", \\"label\\": \\"$(nice)\\"}"\n'
+    )
+    python.chmod(0o755)
+    found = asyncio.run(backend_probe.probe_backend(str(python)))
+    own = os.getpriority(os.PRIO_PROCESS, 0)
+    assert int(found["label"].split()[-1]) == min(19, own + backend_probe.NICENESS)
