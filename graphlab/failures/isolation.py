@@ -78,6 +78,10 @@ DEFAULT_TIMEOUT_S = 120.0
 _STDERR_TAIL = 8000  # characters of the child's stderr kept to explain a crash
 _KILL_GRACE_S = 2.0  # after SIGTERM, how long a child gets before SIGKILL
 _EXIT_GRACE_S = 10.0  # after sending its outcome, how long a child gets to exit by itself
+# How often the parent asks whether the child still runs, besides watching its sentinel: a
+# process the child forked inherits the sentinel's pipe, which then stays open when the child
+# dies abruptly (os._exit, a crash) and would hold the call until its time limit.
+_POLL_S = 0.25
 
 
 def _code_with_file(rebuild: Any, args: tuple[Any, ...], filename: str) -> types.CodeType:
@@ -317,12 +321,15 @@ def _pump(
         if wait is not None and wait <= 0:
             # Out of time; a child that already sent its outcome merely lingers at exit.
             return outcome, stderr_tail, result_open
-        if not running:
-            wait = 0  # the child is gone: read what is left, without waiting for more
+        # Once the child is gone, read what is left without waiting for more.
+        wait = 0 if not running else min(_POLL_S, _POLL_S if wait is None else wait)
         watched = list(sinks) + ([res_r.fileno()] if result_open else [])
         ready, _, _ = select.select(watched + ([child.sentinel] if running else []), [], [], wait)
         if not ready and not running:
             break  # the child is gone and nothing more is waiting to be read
+        if not ready and not child.is_alive():
+            running = False  # it died, its sentinel held open by a process it forked
+            continue
         for fd in ready:
             if fd == child.sentinel:
                 running = False
