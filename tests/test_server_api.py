@@ -25,6 +25,7 @@ from tornado.httpclient import HTTPClientError
 
 from graphlab import Timeline
 from graphlab.course import progress, workspace
+from graphlab.server import backend_probe
 from graphlab.server.handlers import PLOTLY_JS
 from graphlab.server.paths import PathRefused, resolve_in_root
 
@@ -375,7 +376,10 @@ async def test_plotly_js_comes_from_the_plotly_package(jp_fetch):
 async def test_backend_is_asked_of_a_fresh_python(jp_fetch):
     import torch
 
-    reply = await get_json(jp_fetch, "backend")
+    # The probe's child imports torch at a lower priority than everything else on the machine:
+    # on a busy one it may take longer than a request's default 20 s, so wait as the server does.
+    response = await jp_fetch("graphlab", "backend", request_timeout=backend_probe.TIMEOUT_S)
+    reply = json.loads(response.body)
     if torch.cuda.is_available():
         assert reply["name"] == "cuda"
         assert reply["label"] == (
@@ -542,8 +546,6 @@ def test_a_path_with_a_nul_byte_is_refused_for_what_it_is(tmp_path):
 
 @pytest.mark.skipif(not hasattr(os, "setpriority"), reason="needs Unix process priorities")
 def test_the_backend_probe_runs_below_the_servers_priority(tmp_path):
-    from graphlab.server import backend_probe
-
     # A stand-in for the child's Python: it says its own niceness, a moment after it starts so
     # that the server has had time to lower it.
     python = tmp_path / "python"
