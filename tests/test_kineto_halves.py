@@ -296,7 +296,7 @@ def test_a_helper_whose_process_ended_leaves_the_file_to_this_one(tmp_path):
     big_trace(path, 60_000)
     ended = kineto_halves.Helper()
     ended._process.kill()
-    ended._process.join()
+    ended._process.wait()
     try:
         assert outcome(path, ended) == (outcome(path)[0], True)  # read here, alone
     finally:

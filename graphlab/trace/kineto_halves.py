@@ -27,8 +27,9 @@ file alone.
 
 from __future__ import annotations
 
-import multiprocessing
 import os
+import subprocess
+import sys
 import threading
 from multiprocessing.connection import Connection
 from typing import Any, BinaryIO, NamedTuple
@@ -58,22 +59,35 @@ class SecondHalf(NamedTuple):
 
 class Helper:
     """Another Python process that reads second halves for this one (:func:`read_second_half`),
-    one trace at a time, asked and answered through a pipe.
+    one trace at a time, asked and answered through two pipes.
 
-    Starting it takes about a second of CPU (a fresh Python that imports numpy, msgspec and the
-    reader), which is why it is started ahead of time: the constructor returns once it is
-    ready. It is started with "spawn", not "fork", since a server runs threads and a forked
-    child could inherit a lock that one of them held; and it is a daemon, which ends with this
-    process. It holds no thread here.
+    It takes a fresh Python that imports numpy, msgspec and the reader (a quarter of a second of
+    CPU), so it is started ahead of time: the constructor returns once it is ready, and raises
+    OSError or EOFError where it cannot start. It is a plain ``python -c`` child: not forked,
+    since a server runs threads and a forked child could inherit a lock that one of them held,
+    nor started by multiprocessing's "spawn", which imports the parent's main script again (a
+    Jupyter server's imports all of JupyterLab: seconds of CPU and 60 MB more). It ends when
+    this process closes its pipes (:meth:`close`) or ends, and holds no thread here.
     """
 
     def __init__(self) -> None:
-        context = multiprocessing.get_context("spawn")
-        self._pipe, theirs = context.Pipe()
-        self._process = context.Process(target=_serve, args=(theirs,), daemon=True)
-        self._process.start()
-        theirs.close()
-        self._pipe.recv()  # sent once the helper has imported the reader
+        their_requests, requests = os.pipe()
+        answers, their_answers = os.pipe()
+        self._requests = Connection(requests, readable=False)
+        self._answers = Connection(answers, writable=False)
+        # This process's import path, so that the helper imports this very reader.
+        code = (
+            f"import sys; sys.path[:] = {sys.path!r}; "
+            f"from {__name__} import _serve; _serve({their_requests}, {their_answers})"
+        )
+        try:
+            self._process = subprocess.Popen(
+                [sys.executable, "-c", code], pass_fds=(their_requests, their_answers)
+            )
+        finally:
+            os.close(their_requests)
+            os.close(their_answers)
+        self._answers.recv()  # sent once the helper has imported the reader
         self._busy = threading.Lock()
 
     def ask(self, request: tuple[Any, ...]) -> bool:
@@ -83,7 +97,7 @@ class Helper:
         if not self._busy.acquire(blocking=False):
             return False
         try:
-            self._pipe.send(request)
+            self._requests.send(request)
         except OSError:
             self._busy.release()
             return False
@@ -93,16 +107,17 @@ class Helper:
         """The answer to the request sent: whether the helper read the file, and what it read
         (None: the file is to be read whole). Not read where its process ended meanwhile."""
         try:
-            answer: tuple[bool, SecondHalf | None] = self._pipe.recv()
+            answer: tuple[bool, SecondHalf | None] = self._answers.recv()
         except (EOFError, OSError):
             answer = (False, None)
         self._busy.release()
         return answer
 
     def close(self) -> None:
-        """End the helper process (it ends when its pipe closes) and wait for it."""
-        self._pipe.close()
-        self._process.join()
+        """End the helper process (it ends when its pipes close) and wait for it."""
+        self._requests.close()
+        self._answers.close()
+        self._process.wait()
 
 
 def read_in_halves(
@@ -153,20 +168,22 @@ def read_second_half(
     return SecondHalf(cut, columns.part(), after, identity)
 
 
-def _serve(pipe: Connection) -> None:
-    """The helper process: say it is ready, then answer each request on ``pipe`` with whether
-    it was read and :func:`read_second_half`'s answer, until the pipe closes."""
-    pipe.send(None)
+def _serve(requests: int, answers: int) -> None:
+    """The helper process: say it is ready, then answer each request read from the pipe
+    ``requests`` (a file descriptor) on the pipe ``answers``, with whether the file was read and
+    :func:`read_second_half`'s answer, until the requests' pipe closes."""
+    inbox, outbox = Connection(requests, writable=False), Connection(answers, readable=False)
+    outbox.send(None)
     while True:
         try:
-            request = pipe.recv()
+            request = inbox.recv()
         except EOFError:
             return
         try:
             answer: tuple[bool, SecondHalf | None] = (True, read_second_half(*request))
         except Exception:  # the file could not be read here (gone, say): the asker reads it
             answer = (False, None)
-        pipe.send(answer)
+        outbox.send(answer)
 
 
 def _first_half(
