@@ -12,7 +12,12 @@ warnings, or the very error message).
 from __future__ import annotations
 
 import json
+import os
+import shutil
+import sys
+import threading
 import warnings
+from multiprocessing.connection import Connection
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -312,3 +317,28 @@ def test_the_trace_viewer_reads_with_the_helper_to_the_report_of_graphlab_gaps(
     loaded = trace_report.TraceCache().get(path, "big.json")
     assert loaded.report("en") == Timeline.from_chrome_trace(path).summary().report()
     assert loaded.events == 60_000
+
+
+def test_the_helper_says_when_it_cannot_read_the_file(tmp_path):
+    # The helper's loop, run here on a pair of pipes: a file it cannot open is answered "not
+    # read" (the asker then reads the file alone), and the loop ends when the requests' pipe
+    # closes.
+    their_requests, requests = os.pipe()
+    answers, their_answers = os.pipe()
+    serving = threading.Thread(target=kineto_halves._serve, args=(their_requests, their_answers))
+    serving.start()
+    with Connection(requests, readable=False) as ask, Connection(answers, writable=False) as get:
+        assert get.recv() is None  # ready
+        ask.send((str(tmp_path / "gone.json"), 0, 1, "gone.json", ""))
+        assert get.recv() == (False, None)
+    serving.join(timeout=10)
+    assert not serving.is_alive()
+
+
+def test_a_helper_that_cannot_start_leaves_the_server_to_read_alone(monkeypatch):
+    monkeypatch.setattr(sys, "executable", shutil.which("false"))
+    with pytest.raises(EOFError):
+        kineto_halves.Helper()
+    monkeypatch.setattr(trace_report, "_helper", None)
+    trace_report.warm_up()
+    assert trace_report._helper is None
