@@ -29,10 +29,8 @@ file alone.
 from __future__ import annotations
 
 import os
-import subprocess
 import sys
 import threading
-from multiprocessing.connection import Connection
 from typing import Any, BinaryIO, NamedTuple
 
 import msgspec
@@ -74,6 +72,10 @@ class Helper:
     """
 
     def __init__(self) -> None:
+        # Imported here: a reader without a helper (graphlab gaps) starts quicker without them.
+        import subprocess
+        from multiprocessing.connection import Connection
+
         their_requests, requests = os.pipe()
         answers, their_answers = os.pipe()
         self._requests = Connection(requests, readable=False)
@@ -175,6 +177,8 @@ def _serve(requests: int, answers: int) -> None:
     """The helper process: say it is ready, then answer each request read from the pipe
     ``requests`` (a file descriptor) on the pipe ``answers``, with whether the file was read and
     :func:`read_second_half`'s answer, until the requests' pipe closes."""
+    from multiprocessing.connection import Connection
+
     inbox, outbox = Connection(requests, writable=False), Connection(answers, readable=False)
     outbox.send(None)
     while True:

@@ -5,8 +5,8 @@ Kineto writes one long list in a small object: ``{"schemaVersion": 1, ..., "trac
 (:class:`ListText`), cuts the list between events as :func:`.kineto_chunks.read_array` does, and
 gives each chunk to :class:`~.kineto_columns.Columns` where it lies in the buffer. So the file is
 never whole in memory (a trace of a million kernels is 1.4 GB) and its bytes are not copied
-again. What is
-around the list is kept: the caller reads it as a small document with an empty list in its place.
+again. What is around the list is kept: the caller reads it as a small document with an empty
+list in its place.
 
 It is a quicker way to exactly what reading the whole file gives, taken only where it proves so:
 
