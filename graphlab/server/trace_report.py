@@ -7,11 +7,14 @@ The figure is the one TimelineView draws (:mod:`graphlab.widgets.figures`): lane
 gaps shaded, and above ``LOD_EVENTS`` events bars closer than a pixel merged, so a million
 events reach the browser as at most a few thousand bars. A zoom asks again with the visible
 range and gets that range's bars; the parsed trace stays in a small cache meanwhile, keyed by
-the file's path, size and modification time, so an edited file is read afresh.
+the file's path, size and modification time, so an edited file is read afresh. A large trace is
+read in two halves at once, the second by a helper process that :func:`warm_up` starts
+(:mod:`graphlab.trace.kineto_halves`).
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import threading
 from collections import OrderedDict
@@ -26,6 +29,7 @@ import plotly.graph_objects as go
 from graphlab.course.languages import ENGLISH
 from graphlab.language import speaking
 from graphlab.trace.figures import Summary
+from graphlab.trace.kineto_halves import Helper
 from graphlab.trace.timeline import Timeline
 from graphlab.widgets.figures import Panel, lod_min_gap, panel_of, timeline_layout, timeline_traces
 from graphlab.widgets.lanes import device_gaps_ns
@@ -34,6 +38,10 @@ from graphlab.widgets.sources import banner
 from .translations import words
 
 __all__ = ["TraceCache", "figure_json", "trace_reply", "warm_up"]
+
+
+# The process that reads the second half of a large trace; None until warm_up has started it.
+_helper: Helper | None = None
 
 
 @dataclass(frozen=True)
@@ -81,7 +89,7 @@ def load(path: Path, title: str, language: str = ENGLISH) -> LoadedTrace:
     Python's lock for much of either, so on two cores the two took 0.13-0.28 s less for
     benchmarks/trace_viewer_open.py's million events (0.45-0.64 s instead of 0.61-0.77 s).
     """
-    timeline = Timeline.from_chrome_trace(path)
+    timeline = Timeline.from_chrome_trace(path, _helper)
     with ThreadPoolExecutor(max_workers=1) as pool:
         summarising = pool.submit(timeline.summary)
         gaps = device_gaps_ns(timeline)
@@ -161,11 +169,18 @@ def trace_reply(
 
 
 def warm_up() -> None:
-    """Draw a one-kernel timeline once, as the server starts.
+    """Start the helper process that reads half of a large trace, and draw a one-kernel
+    timeline once, as the server starts.
 
-    plotly builds the validators of each kind of trace on the first figure that uses it (a
-    fifth of a second on two cores), which the first trace opened would otherwise wait for.
+    The helper takes about a second of CPU to start, and plotly builds the validators of each
+    kind of trace on the first figure that uses it (a fifth of a second on two cores): the first
+    trace opened would otherwise wait for both.
     """
+    global _helper
+    if _helper is None:
+        # A helper that cannot start leaves each trace to this process alone.
+        with contextlib.suppress(OSError, EOFError):
+            _helper = Helper()
     timeline = Timeline(
         kind=["kernel"],
         name=["k"],

@@ -19,7 +19,8 @@ significant digits; a double keeps about 16).
 How a file is read, so that a trace of a million kernels loads faster than Python's ``json.load``
 parses it, in a fraction of its size in memory: :mod:`.kineto_stream` reads the event list of a
 plain (not gzipped) Kineto file from the file a chunk at a time, cut between events, and
-:mod:`.kineto_columns` turns each chunk's events into the table's columns. Any other file is read
+:mod:`.kineto_columns` turns each chunk's events into the table's columns; given a helper process,
+:mod:`.kineto_halves` has it read the second half of a large list meanwhile. Any other file is read
 whole: msgspec checks it and keeps ``traceEvents`` as its text, which :mod:`.kineto_chunks` cuts
 into chunks the same way; a list it cannot cut (events that are not objects, say) is split by
 msgspec into the text of each event, read a batch at a time. :mod:`.duplicates` notes events that
@@ -34,7 +35,7 @@ import warnings
 from collections import Counter
 from decimal import Decimal
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 import msgspec
 
@@ -49,6 +50,7 @@ from .events import SCHEMA, EventTable, TraceWarning, plain_json
 from .jsonfile import is_python_only, parse_error, python_json, read_bytes
 from .kineto_chunks import read_array, read_texts
 from .kineto_columns import Columns
+from .kineto_halves import Helper, read_in_halves
 from .kineto_stream import EMPTY_LIST, StreamedTrace, read_events
 
 __all__ = ["MAX_TRACE_BYTES", "load_trace", "read_json"]
@@ -96,14 +98,16 @@ def _exact_json(data: bytes | bytearray, label: str) -> Any:
         raise parse_error(label, data, exc, _EXPORT_ADVICE) from None
 
 
-def load_trace(src) -> EventTable:
+def load_trace(src, helper: Helper | None = None) -> EventTable:
     """An event table from a Kineto trace path, parsed dict, or finished ``torch.profiler.profile``.
 
     A graphlab timeline (``{"schema": "graphlab.timeline/1", ...}``) is accepted as well. Warns
     (:class:`~.events.TraceWarning`) about events that are suspect but do not stop the analysis.
+    ``helper``, another process, reads the second half of a large trace file meanwhile
+    (:mod:`.kineto_halves`); the table is the same either way.
     """
     if isinstance(src, (str, os.PathLike)):
-        table, notes = _load_file(_path(src), str(src))
+        table, notes = _load_file(_path(src), str(src), helper)
     elif isinstance(src, dict):
         table, notes = _load_parsed(src, None)
     elif hasattr(src, "export_chrome_trace"):
@@ -152,19 +156,22 @@ def _file_bytes(p: Path, memory_factor: float) -> bytes | bytearray:
     return read_bytes(p, MAX_TRACE_BYTES, memory_factor, _EXPORT_ADVICE)
 
 
-def _load_file(p: Path, origin: str | None) -> tuple[EventTable, list[str]]:
+def _load_file(
+    p: Path, origin: str | None, helper: Helper | None = None
+) -> tuple[EventTable, list[str]]:
     """The table of a trace file; ``origin`` names it in messages and meta (None: unnamed).
 
-    A plain Kineto trace is read as a stream (:mod:`.kineto_stream`); any other file whole.
+    A plain Kineto trace is read as a stream (:mod:`.kineto_stream`), in two halves at once
+    where there is a ``helper`` (:mod:`.kineto_halves`); any other file whole.
     """
     label = printable(origin) if origin else _("the trace")
-    read = read_bytes(
-        p,
-        MAX_TRACE_BYTES,
-        _FAST_MEMORY,
-        _EXPORT_ADVICE,
-        stream=lambda f: read_events(f, label, _EXPORT_ADVICE),
-    )
+
+    def stream(f: BinaryIO) -> StreamedTrace | None:
+        if helper is None:
+            return read_events(f, label, _EXPORT_ADVICE)
+        return read_in_halves(f, os.fspath(p.absolute()), helper, label, _EXPORT_ADVICE)
+
+    read = read_bytes(p, MAX_TRACE_BYTES, _FAST_MEMORY, _EXPORT_ADVICE, stream=stream)
     if isinstance(read, StreamedTrace):
         loaded = _load_streamed(read, label, origin)
         if loaded is not None:

@@ -3,6 +3,11 @@
 :func:`read_array` cuts the list's text into chunks of about :data:`CHUNK_BYTES` between events,
 so that no decoded event outlives its chunk; :func:`read_texts` reads the events' texts a batch
 at a time, for a list that cannot be cut that way.
+
+Where the list is cut depends on its text alone (:func:`chunk_target`), not on where a reader
+began: so every reader of the list, whole or from the file, and each half of it read by two
+processes (:mod:`.kineto_halves`), reads the same chunks. That matters beyond speed: which
+repeated keys are noticed depends on which events share a chunk (see :mod:`.kineto_columns`).
 """
 
 from __future__ import annotations
@@ -21,6 +26,7 @@ __all__ = [
     "CHUNK_BYTES",
     "EVENT_BOUNDARY",
     "LONGEST_CHUNK",
+    "chunk_target",
     "read_array",
     "read_texts",
 ]
@@ -32,10 +38,22 @@ LONGEST_CHUNK = 1 << 25  # a chunk read_array would have to make longer is left 
 EVENT_BOUNDARY = re.compile(rb"\}[ \t\n\r]*,[ \t\n\r]*\{")
 
 
+def chunk_target(last: int) -> int:
+    """Where the chunk after the cut at ``last`` may end: the first multiple of
+    :data:`CHUNK_BYTES` after it. Positions count from the list's ``[`` (``last`` 0 for the
+    first chunk).
+
+    The list is cut after the first :data:`EVENT_BOUNDARY` that starts at or after each such
+    multiple (one cut for several multiples that no boundary lies between), so a reader that
+    begins at any cut reads the same chunks from there on as one that began at the ``[``.
+    """
+    return (last // CHUNK_BYTES + 1) * CHUNK_BYTES
+
+
 def read_array(array: msgspec.Raw, origin: str, advice: str) -> Columns | None:
     """The columns of ``array``, the valid JSON text of a list (the trace's events), read a chunk
-    of about :data:`CHUNK_BYTES` at a time; None when it cannot be cut into chunks, for
-    :func:`read_texts` to read its events one text at a time instead.
+    of about :data:`CHUNK_BYTES` at a time (cut as :func:`chunk_target` says); None when it cannot
+    be cut into chunks, for :func:`read_texts` to read its events one text at a time instead.
 
     The list is cut after a ``}`` that a comma and a ``{`` follow, which is where one event
     ends and the next begins, unless that ``}`` is inside a string or closes an object nested in
@@ -47,9 +65,9 @@ def read_array(array: msgspec.Raw, origin: str, advice: str) -> Columns | None:
     columns = Columns()
     view = memoryview(array)
     end = view.nbytes - 1  # the closing bracket
-    begin = 1
+    begin, last = 1, 0  # where the chunk begins, and where the one before it ended
     while begin < end:
-        target = begin + CHUNK_BYTES
+        target = chunk_target(last)
         cut = EVENT_BOUNDARY.search(view, target, end) if target < end else None
         stop = cut.start() + 1 if cut else end
         if stop - begin > LONGEST_CHUNK:
@@ -59,6 +77,7 @@ def read_array(array: msgspec.Raw, origin: str, advice: str) -> Columns | None:
         except (msgspec.DecodeError, TraceError):
             return None
         begin = cut.end() - 1 if cut else end  # the next event's opening brace
+        last = stop - 1
     columns.flush(f"{origin}: ")
     return columns
 

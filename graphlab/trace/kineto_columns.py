@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 from itertools import compress, repeat
-from typing import Any
+from typing import Any, NamedTuple
 
 import msgspec
 import numpy as np
@@ -28,7 +28,7 @@ from .decimals import PAD, us_padded_texts_to_ns, us_to_ns
 from .events import SYNC_CALLS, EventTable, call_name
 from .jsonfile import objects_with_repeated_keys, python_json
 
-__all__ = ["GROUP_EVENTS", "Columns"]
+__all__ = ["GROUP_EVENTS", "Columns", "Part"]
 
 GROUP_EVENTS = 32_768  # events whose fields are turned into columns together
 
@@ -95,6 +95,19 @@ class _Event(msgspec.Struct, gc=False):
 _EVENTS = msgspec.json.Decoder(list[_Event])
 
 
+class Part(NamedTuple):
+    """What a :class:`Columns` read, its batches flushed, for another to join after its own
+    (:meth:`Columns.extend`): arrays and counts only, which a helper process sends back quickly.
+    """
+
+    names: list[str]  # in the order of their codes
+    parts: dict[str, list[np.ndarray]]
+    skipped: Counter
+    host_pid: int | None
+    no_phase: int
+    repeated_keys: int
+
+
 class Columns:
     """The table's columns as they are read, batch after batch, in the trace's order.
 
@@ -132,6 +145,33 @@ class Columns:
             if name not in table:
                 table[name] = len(table)
         return np.fromiter(map(table.__getitem__, names), dtype=np.int64, count=len(names))
+
+    def part(self) -> Part:
+        """What was read here (after :meth:`flush`), for :meth:`extend`."""
+        return Part(
+            list(self.names),
+            self._parts,
+            self.skipped,
+            self.host_pid,
+            self.no_phase,
+            self.repeated_keys,
+        )
+
+    def extend(self, part: Part) -> None:
+        """Join ``part``, events read after those read here (both flushed), as if read here.
+
+        Its names get their codes here, new ones the next codes in its order; what it skipped
+        is counted after what was skipped here, so the keys keep the order they were first met
+        in; its host process counts where none was met here.
+        """
+        codes = self.name_codes(part.names)
+        for col, values in part.parts.items():
+            self._parts[col] += [codes[v] for v in values] if col == "name" else values
+        self.skipped.update(part.skipped)
+        self.no_phase += part.no_phase
+        self.repeated_keys += part.repeated_keys
+        if self.host_pid is None:
+            self.host_pid = part.host_pid
 
     def finish(self) -> None:
         """Join the batches, and keep a runtime call that is neither launch nor sync by name as a

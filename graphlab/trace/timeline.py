@@ -20,6 +20,7 @@ from graphlab.language import gettext as _
 from .events import EventTable, TraceWarning, finite_json
 from .gaps import Summary, summarize
 from .kineto import load_trace, read_json
+from .kineto_halves import Helper
 
 __all__ = ["Timeline"]
 
@@ -79,16 +80,18 @@ class Timeline(EventTable):
     # ------------------------------------------------------------------------ Chrome traces
 
     @classmethod
-    def from_chrome_trace(cls, src) -> Timeline:
+    def from_chrome_trace(cls, src, helper: Helper | None = None) -> Timeline:
         """Load a torch.profiler / Kineto Chrome trace.
 
         ``src`` is a path (``.json`` or ``.json.gz``), an already parsed dict, or a finished
         ``torch.profiler.profile`` object. A graphlab timeline file is accepted too. Raises
         :class:`~graphlab.errors.TraceError` with advice when the input is not a usable trace.
         A trace file is read column-wise (:mod:`graphlab.trace.kineto`), to the same table as
-        its parsed dict gives.
+        its parsed dict gives. ``helper``, a :class:`graphlab.trace.kineto_halves.Helper` (another
+        process, started ahead of time), reads the second half of a large file meanwhile: the
+        same table, in a little over half the time on two cores.
         """
-        return cls._of(load_trace(src))
+        return cls._of(load_trace(src, helper))
 
     def to_chrome_trace(self, path: str | os.PathLike | None = None) -> str | Path:
         """Export as a Chrome trace (the JSON Perfetto and chrome://tracing open).
