@@ -69,8 +69,15 @@ KERNEL_IDLE_JS = """() => {
 # canvas and lane labels?
 ALL_DRAWN_JS = """() => {
     const plots = Array.from(document.querySelectorAll('.js-plotly-plot'));
-    return plots.length >= 3 && plots.every(
-        p => p.querySelector('canvas') && p.querySelector('.yaxislayer-above text'));
+    const drawn = (p) => p.querySelector('canvas') && p.querySelector('.yaxislayer-above text');
+    // As a learner scrolls down to each picture: with JupyterLab's default windowing mode
+    // (contentVisibility) the browser may skip rendering cells out of view, so the first picture
+    // not drawn yet, or else the last cell while pictures are missing, is brought into view.
+    const waiting = plots.find((p) => !drawn(p));
+    const cells = document.querySelectorAll('.jp-Notebook .jp-Cell');
+    const next = waiting || (plots.length < 3 ? cells[cells.length - 1] : null);
+    if (next) next.scrollIntoView({block: 'center'});
+    return plots.length >= 3 && !waiting;
 }"""
 
 # JavaScript: texts of every plot (titles, banners, legends, tick labels) that reach outside the
@@ -221,7 +228,7 @@ def drive(page) -> None:
     page.wait_for_function(KERNEL_IDLE_JS, timeout=SERVER_START_S * 1000)
     started = time.monotonic()
     page.evaluate("() => { window.jupyterapp.commands.execute('notebook:run-all-cells'); }")
-    page.wait_for_function(ALL_DRAWN_JS, timeout=CELLS_S * 1000)
+    page.wait_for_function(ALL_DRAWN_JS, polling=250, timeout=CELLS_S * 1000)
     print(f"run all cells to all plots drawn: {time.monotonic() - started:.1f} s")
     page.wait_for_timeout(1000)  # let plotly finish its layout pass before the screenshot
 
