@@ -194,7 +194,9 @@ def run(args: argparse.Namespace) -> int:
     first = next((folder / path.name for path in lesson_paths()), None)
     if first is not None and translated and (folder / language / first.name).is_file():
         first = folder / language / first.name
-    command = build_command(args, folder, first if first and first.is_file() else None)
+    if first is not None and not first.is_file():
+        first = None
+    command = build_command(args, folder, first)
     config = [language_config(folder, language)] if translated else []
     if translated and not has_language_pack(language):
         package = f"jupyterlab-language-pack-{language.replace('_', '-')}"
@@ -215,7 +217,7 @@ def run(args: argparse.Namespace) -> int:
         )
     print(_("graphlab lab: opening {folder} in JupyterLab (Ctrl-C to stop)").format(folder=folder))
     environ = lab_environment(dict(os.environ), *config)
-    if first is not None and first.is_file():
+    if first is not None:
         # The server starts this lesson's kernel with itself (graphlab.server.first_kernel).
         environ[FIRST_LESSON_ENV] = first.relative_to(folder).as_posix()
     return subprocess.call(command, env=environ)

@@ -322,7 +322,7 @@ def _pump(
             # Out of time; a child that already sent its outcome merely lingers at exit.
             return outcome, stderr_tail, result_open
         # Once the child is gone, read what is left without waiting for more.
-        wait = 0 if not running else min(_POLL_S, _POLL_S if wait is None else wait)
+        wait = 0 if not running else _POLL_S if wait is None else min(wait, _POLL_S)
         watched = list(sinks) + ([res_r.fileno()] if result_open else [])
         ready, _, _ = select.select(watched + ([child.sentinel] if running else []), [], [], wait)
         if not ready and not running:

@@ -14,6 +14,7 @@ browser, which finds them through the package's ``jupyterlab.locale`` entry poin
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -36,5 +37,5 @@ def _load_jupyter_server_extension(server_app: ServerApp) -> None:
     # the browser loads the page.
     server_app.io_loop.add_callback(start_warm_up)
     # The lesson graphlab lab opens gets its kernel now, not once the page has loaded.
-    first_kernel.schedule(server_app)
+    first_kernel.schedule(server_app, Path(root))
     server_app.log.info("graphlab: course API at %sgraphlab/", server_app.base_url)

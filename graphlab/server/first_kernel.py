@@ -46,7 +46,8 @@ __all__ = [
 #: server's root. The server extension removes it, so the kernels do not inherit it.
 FIRST_LESSON_ENV = "GRAPHLAB_FIRST_LESSON"
 
-#: What a lesson's first picture imports, slowest first: torch and ``torch._dynamo``; plotly's
+#: What a lesson's first picture imports, in the order its cells need them: torch and
+#: ``torch._dynamo``; plotly's
 #: FigureWidget, ipywidgets and the TimelineView; matplotlib, which draws each widget's stored
 #: PNG (its first import on a machine also builds its font cache).
 WARM_MODULES = (
@@ -97,13 +98,12 @@ def lesson_to_open(environ: MutableMapping[str, str]) -> str | None:
     return environ.pop(FIRST_LESSON_ENV, None) or None
 
 
-async def start_first_kernel(server_app: ServerApp, path: str) -> dict[str, Any] | None:
-    """Start the kernel of the notebook at ``path`` (relative to the server's root) in a session
+async def start_first_kernel(server_app: ServerApp, root: Path, path: str) -> dict[str, Any] | None:
+    """Start the kernel of the notebook at ``path`` (relative to the server's ``root``) in a session
     of that path, then ask it to run :data:`WARM_UP`. Returns the session's model, or ``None``
     if the notebook is not there or the kernel did not start (logged: the page then starts a
     kernel as it always does)."""
     log = server_app.log
-    root = Path(getattr(server_app.contents_manager, "root_dir", None) or server_app.root_dir)
     notebook = root / path
     if notebook.suffix != ".ipynb" or not notebook.is_file():
         log.warning("graphlab: no lesson at %s, so no kernel was started for it", path)
@@ -134,10 +134,10 @@ async def start_first_kernel(server_app: ServerApp, path: str) -> dict[str, Any]
     return session
 
 
-def schedule(server_app: ServerApp) -> str | None:
+def schedule(server_app: ServerApp, root: Path) -> str | None:
     """Have the server's event loop run :func:`start_first_kernel` for the lesson ``graphlab
-    lab`` named, if it named one; returns that lesson's path."""
+    lab`` named, if it named one, under the server's ``root``; returns that lesson's path."""
     path = lesson_to_open(os.environ)
     if path is not None:
-        server_app.io_loop.add_callback(start_first_kernel, server_app, path)
+        server_app.io_loop.add_callback(start_first_kernel, server_app, root, path)
     return path
