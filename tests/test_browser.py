@@ -289,6 +289,60 @@ def drive(page) -> None:
     save(page.locator(".jp-CodeCell").nth(2), "level_of_detail_zoomed.png")
 
 
+SLOW_LOAD = Path(__file__).with_name("browser") / "slow_load.ipynb"
+# JavaScript: anywidget gives a widget's browser code 2 s (AbortSignal.timeout(2000)) to load and
+# drops the messages that reach the widget after that. Cut the wait to nothing, as on a machine
+# where plotly's 5 MB of widget code loads slower than 2 s; every other timeout keeps its length.
+NO_WAIT_JS = """() => {
+    const timeout = AbortSignal.timeout.bind(AbortSignal);
+    AbortSignal.timeout = (ms) => timeout(ms === 2000 ? 0 : ms);
+}"""
+# JavaScript: each plot's traces, its x values over all traces, and its lane labels, as drawn.
+PLOTS_JS = """() => Array.from(document.querySelectorAll('.js-plotly-plot')).map((gd) => [
+    gd.data.length,
+    gd.data.reduce((n, t) => n + (t.x ? t.x.length : 0), 0),
+    Array.from(gd.querySelectorAll('.yaxislayer-above text')).map((t) => t.textContent),
+])"""
+
+
+def test_widgets_draw_when_their_code_loads_slower_than_anywidget_waits(tmp_path):
+    in_lab(tmp_path, SLOW_LOAD, drive_slow_load)
+
+
+def drive_slow_load(page) -> None:
+    import graphlab
+    from graphlab.widgets import BreakEvenExplorer, GapView, TimelineView
+
+    # What the kernel draws, worked out here from the same recording.
+    recording = graphlab.recording("chain_10_k4096")
+    figures = [w.figure for w in (TimelineView(recording), GapView(recording))]
+    explorer = BreakEvenExplorer(recording)
+    expected = [
+        (len(f.data), sum(len(t.x) for t in f.data if t.x is not None))
+        for f in (*figures, explorer.figure)
+    ]
+    dropped = []
+    page.on("console", lambda m: dropped.append(m.text) if "anywidget" in m.text else None)
+    page.on("pageerror", lambda e: dropped.append(str(e)) if "anywidget" in str(e) else None)
+
+    page.wait_for_function(KERNEL_IDLE_JS, timeout=SERVER_START_S * 1000)
+    page.evaluate(NO_WAIT_JS)
+    page.evaluate("() => { window.jupyterapp.commands.execute('notebook:run-all-cells'); }")
+    page.wait_for_function(
+        "() => document.querySelectorAll('.js-plotly-plot').length === 3",
+        timeout=CELLS_S * 1000,
+    )
+    page.wait_for_timeout(1000)
+    plots = page.evaluate(PLOTS_JS)
+    # The wait did run out for each figure: anywidget says so once per model.
+    assert dropped == ["[anywidget] Failed to initialize model."] * 3, dropped
+    assert [(traces, xs) for traces, xs, _ in plots] == expected
+    assert plots[0][2].count("host") == 2, plots[0][2]
+    n_star = page.evaluate("() => document.querySelectorAll('.js-plotly-plot')[2].data[2].x[0]")
+    assert n_star == pytest.approx(explorer.n_star, rel=1e-12)
+    save(page.locator(".jp-CodeCell").nth(0), "timeline_view_slow_load.png")
+
+
 def save(element, name: str) -> None:
     """Screenshot of one notebook cell (scrolled into view), its path printed."""
     shot = SCREENSHOTS / name

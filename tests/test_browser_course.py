@@ -54,6 +54,18 @@ TRACE = HERE / "traces" / "graph_replay.json"
 BUILD = HERE.parent / "graphlab" / "labextension"
 UI_S = 60
 
+# Every notification toast the page shows, even one that closes by itself before the end.
+SEEN_TOASTS_JS = """
+window.graphlabSeenToasts = [];
+new MutationObserver(() => {
+    for (const toast of document.querySelectorAll('.Toastify__toast')) {
+        if (!window.graphlabSeenToasts.includes(toast.innerText)) {
+            window.graphlabSeenToasts.push(toast.innerText);
+        }
+    }
+}).observe(document, {childList: true, subtree: true});
+"""
+
 # JavaScript: the app object (JupyterLab and Notebook 7 both expose it when asked to), and
 # conditions the tests wait for.
 APP = "window.jupyterapp"

@@ -20,7 +20,15 @@ from pathlib import Path
 
 import pytest
 from test_browser import SERVER_START_S, TOKEN
-from test_browser_course import APP, UI_S, browser_page, jupyter, save, show_sidebar
+from test_browser_course import (
+    APP,
+    SEEN_TOASTS_JS,
+    UI_S,
+    browser_page,
+    jupyter,
+    save,
+    show_sidebar,
+)
 
 pytestmark = pytest.mark.browser
 
@@ -59,19 +67,6 @@ VISIBLE_PX_JS = """(selector) => {
     const wide = Math.min(box.right, window.innerWidth) - Math.max(box.left, 0);
     return wide > 0 && bottom > top ? bottom - top : 0;
 }"""
-
-
-# Every notification toast the page shows, even one that closes by itself before the end.
-SEEN_TOASTS_JS = """
-window.graphlabSeenToasts = [];
-new MutationObserver(() => {
-    for (const toast of document.querySelectorAll('.Toastify__toast')) {
-        if (!window.graphlabSeenToasts.includes(toast.innerText)) {
-            window.graphlabSeenToasts.push(toast.innerText);
-        }
-    }
-}).observe(document, {childList: true, subtree: true});
-"""
 
 
 def lesson_url(base: str, name: str, app: str) -> str:

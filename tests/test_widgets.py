@@ -19,6 +19,7 @@ import nbformat
 import numpy as np
 import pytest
 from browser.stored import execute_as_stored
+from ipywidgets.widgets import widget as widget_module
 from nbconvert import HTMLExporter
 from PIL import Image
 
@@ -465,6 +466,30 @@ def test_break_even_lines_and_n_star_follow_the_sliders():
     explorer.replay.value = 35.0  # replay slower than eager: no break-even
     assert len(explorer.figure.data[2].x) == 0
     assert "never pays back" in explorer.readout.value
+
+
+def test_every_figure_opens_its_comm_with_the_whole_figure(monkeypatch, eager, graph):
+    """The first message of each widget's figure holds every trace and the whole layout, so the
+    first picture needs no later message (anywidget drops those for a figure whose browser code
+    loaded slowly: see graphlab.widgets.live_figure)."""
+    opened = []
+    create = widget_module.comm.create_comm
+
+    def record(**kwargs):
+        opened.append(kwargs["data"]["state"])
+        return create(**kwargs)
+
+    monkeypatch.setattr(widget_module.comm, "create_comm", record)
+    views = all_widgets(eager, graph)
+    states = [state for state in opened if "_widget_data" in state]
+    figures = [getattr(view, "figure", None) or view.view.figure for view in views.values()]
+    assert len(states) == len(figures) == 5  # the playground's figure is its TimelineView's
+    for state, figure in zip(states, figures, strict=True):
+        assert len(state["_widget_data"]) == len(figure.data) > 0
+        assert set(state["_widget_layout"]) == set(figure.layout.to_plotly_json())
+    # The break-even explorer's N* = 1000 / (30 - 10) = 50 steps, by when eager spent 1,500 µs.
+    marker = states[2]["_widget_data"][2]
+    assert (marker["x"], marker["y"]) == ([50.0], [1500.0])
 
 
 class ComparisonFixture:

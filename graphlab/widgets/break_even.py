@@ -25,6 +25,7 @@ from graphlab.simulator.break_even import from_timings
 from graphlab.timing.break_even import break_even, cumulative_totals
 
 from .display import StaticPicture
+from .live_figure import LiveFigure
 from .pictures import FONT, LINE, Canvas, Png, drawing
 from .wrapping import plotly_heading, wrap
 
@@ -117,15 +118,23 @@ class BreakEvenExplorer(StaticPicture, widgets.VBox):
             WIDTH_PX - 90,
             TITLE_FONT_PX,
         )
-        self.figure = go.FigureWidget(
+        # The curves go in as the figure is made: its first message to the browser carries them
+        # (see LiveFigure); the sliders' later redraws update them in place.
+        eager, graph, n_star = self._curves()
+        self.figure = LiveFigure(
             [
-                go.Scatter(mode="lines", name=_(NAMES["eager"]), line={"color": COLOURS["eager"]}),
-                go.Scatter(mode="lines", name=_(NAMES["graph"]), line={"color": COLOURS["graph"]}),
+                go.Scatter(
+                    mode="lines", name=_(NAMES["eager"]), line={"color": COLOURS["eager"]}, **eager
+                ),
+                go.Scatter(
+                    mode="lines", name=_(NAMES["graph"]), line={"color": COLOURS["graph"]}, **graph
+                ),
                 go.Scatter(
                     mode="markers",
                     name="N*",
                     marker={"size": 11, "color": COLOURS["n_star"]},
                     hovertemplate=_("N* = {n} steps").format(n="%{x:.1f}") + "<extra></extra>",
+                    **n_star,
                 ),
             ],
             {
@@ -139,10 +148,9 @@ class BreakEvenExplorer(StaticPicture, widgets.VBox):
                 "legend": {"x": 0, "y": 1},
             },
         )
-        self.readout = widgets.HTML()
+        self.readout = widgets.HTML(self._sentence(self.n_star))
         for slider in (self.capture, self.eager, self.replay):
             slider.observe(self._redraw, names="value")
-        self._redraw()
         super().__init__(
             [widgets.HBox([self.capture, self.eager, self.replay]), self.readout, self.figure]
         )
@@ -166,19 +174,20 @@ class BreakEvenExplorer(StaticPicture, widgets.VBox):
         """N* for the sliders' current values (None when a replay is not faster)."""
         return break_even(self.capture.value, self.eager.value, self.replay.value)
 
-    def _redraw(self, change: object = None) -> None:
+    def _curves(self) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
+        """x and y of the eager total, the graph total and the N* marker, for the sliders."""
         c, te, tr = self.capture.value, self.eager.value, self.replay.value
         n_star = self.n_star
         steps = steps_axis(n_star)
         eager_total, graph_total = cumulative_totals(c, te, tr, steps)
+        marker = {"x": [], "y": []} if n_star is None else {"x": [n_star], "y": [n_star * te]}
+        return {"x": steps, "y": eager_total}, {"x": steps, "y": graph_total}, marker
+
+    def _redraw(self, change: object = None) -> None:
         with self.figure.batch_update():
-            self.figure.data[0].update(x=steps, y=eager_total)
-            self.figure.data[1].update(x=steps, y=graph_total)
-            if n_star is None:
-                self.figure.data[2].update(x=[], y=[])
-            else:
-                self.figure.data[2].update(x=[n_star], y=[n_star * te])
-        self.readout.value = self._sentence(n_star)
+            for trace, curve in zip(self.figure.data, self._curves(), strict=True):
+                trace.update(curve)
+        self.readout.value = self._sentence(self.n_star)
 
     def static_text(self) -> str:
         c, te, tr = self.capture.value, self.eager.value, self.replay.value

@@ -427,14 +427,21 @@ def timeline_figure(
     x_range: tuple[float, float] | None = None,
     min_gap: float | None = None,
 ) -> go.Figure:
-    """The whole picture as a ``go.Figure`` (or ``go.FigureWidget`` with ``widget=True``).
+    """The whole picture as a ``go.Figure`` (or a :class:`~.live_figure.LiveFigure` with
+    ``widget=True``).
 
     ``min_gap=None`` picks the detail level: every event when the figure holds at most
     :data:`LOD_EVENTS` events, else runs merged below one pixel of the full view.
     """
     if min_gap is None:
         min_gap = lod_min_gap(panels, x_range)
-    cls = go.FigureWidget if widget else go.Figure
+    if widget:
+        # Imported here: the Jupyter server's trace viewer draws go.Figures without ipywidgets.
+        from .live_figure import LiveFigure
+
+        cls: type[go.Figure] = LiveFigure
+    else:
+        cls = go.Figure
     return cls(data=timeline_traces(panels, x_range, min_gap), layout=timeline_layout(panels))
 
 

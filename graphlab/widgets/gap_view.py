@@ -24,6 +24,7 @@ from graphlab.language import gettext as _
 
 from .display import StaticPicture
 from .lanes import device_gaps_ns
+from .live_figure import LiveFigure
 from .pictures import FONT, LINE, Canvas, Png, drawing
 from .sources import TITLES, banner, pick_timelines
 from .wrapping import plotly_heading, wrap
@@ -121,7 +122,7 @@ class GapView(StaticPicture, widgets.VBox):
         }
         self.meter = gap_meter([(title, tl.summary().to_dict()) for title, tl, _ in picked])
         self.sources = " · ".join(dict.fromkeys(banner(tl.meta) for _, tl, _ in picked))
-        self.figure = go.FigureWidget(self._traces(), self._layout())
+        self.figure = LiveFigure(self._traces(), self._layout())
         self._meter = widgets.HTML(f"<b>{html.escape(self.meter)}</b>")
         super().__init__([self._meter, self.figure])
 

@@ -43,6 +43,7 @@ from graphlab.planner import (
 )
 
 from .display import StaticPicture
+from .live_figure import LiveFigure
 from .pictures import FONT, LINE, Canvas, Png, drawing
 from .wrapping import wrap
 
@@ -182,7 +183,7 @@ class PlanView(StaticPicture, widgets.VBox):
             value="graphs",
             description=_("x axis (top):"),
         )
-        self.figure = go.FigureWidget(self._figure())
+        self.figure = LiveFigure(self._figure())
         self.axis.observe(self._redraw, names="value")
         # Where the costs came from (a recording's provenance), then the plan against the preset.
         origin = f"<span style='color:#444'>{html.escape(source)}</span><br>" if source else ""
