@@ -37,6 +37,10 @@ SLOW = (
     "tests/test_checks_nccl.py::test_matching_replays_on_two_gloo_ranks_finish",
 )
 
+# The notebooks under tests/browser/ are the browser tests' inputs: those tests run them live in
+# JupyterLab (or as the lessons are stored), so nbval does not run them a second time.
+collect_ignore_glob = ["browser/*.ipynb"]
+
 
 def pytest_xdist_auto_num_workers(config):
     """``-n auto``: one worker per CPU this process may use, plus one (the whole suite on two
