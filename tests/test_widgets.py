@@ -6,6 +6,7 @@ from them (see the comments), not read back from the code.
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import html
 import io
@@ -34,6 +35,7 @@ from graphlab.widgets import (
     PlanView,
     SimulatorPlayground,
     TimelineView,
+    live_figure,
     pictures,
     timeline_view,
 )
@@ -490,6 +492,70 @@ def test_every_figure_opens_its_comm_with_the_whole_figure(monkeypatch, eager, g
     # The break-even explorer's N* = 1000 / (30 - 10) = 50 steps, by when eager spent 1,500 µs.
     marker = states[2]["_widget_data"][2]
     assert (marker["x"], marker["y"]) == ([50.0], [1500.0])
+
+
+def answer(figure) -> None:
+    """What plotly's browser side sends once it has drawn the figure's latest edit."""
+    deltas = [{"uid": trace.uid} for trace in figure.data]
+    figure._js2py_traceDeltas = {
+        "trace_deltas": deltas,
+        "trace_edit_id": figure._last_trace_edit_id,
+    }
+
+
+def test_a_figure_whose_edits_go_unanswered_is_drawn_afresh_in_its_place(monkeypatch):
+    monkeypatch.setattr(live_figure, "ANSWER_S", 0.05)
+    wait = 0.3  # several times ANSWER_S
+
+    async def learner() -> None:
+        explorer = BreakEvenExplorer(capture_us=1000.0, eager_us=30.0, replay_us=10.0)
+        first = explorer.figure
+        # Edited before any browser drew it: nothing to wait for.
+        explorer.replay.value = 20.0
+        await asyncio.sleep(wait)
+        assert explorer.figure is first
+        # Drawn, then an edit the browser answers: still the same figure.
+        answer(first)
+        explorer.replay.value = 25.0
+        answer(first)
+        await asyncio.sleep(wait)
+        assert explorer.figure is first
+        # An edit that goes unanswered: a new figure in its place, as it is now. N* = 2000 / 5.
+        explorer.capture.value = 2000.0
+        await asyncio.sleep(wait)
+        fresh = explorer.figure
+        assert fresh is not first and first.comm is None  # the lost one is closed
+        assert explorer.children[2] is fresh and first not in explorer.children
+        assert list(fresh.data[2].x) == [400.0] and list(fresh.data[2].y) == [400.0 * 30.0]
+        # The sliders now redraw the new figure: N* = 2000 / (30 - 10).
+        explorer.replay.value = 10.0
+        assert list(fresh.data[2].x) == [100.0]
+
+    asyncio.run(learner())
+
+
+def test_a_timeline_drawn_afresh_still_refines_on_zoom(monkeypatch):
+    monkeypatch.setattr(live_figure, "ANSWER_S", 0.05)
+    monkeypatch.setattr(figures_module, "LOD_EVENTS", 1000)
+    n = 10_000  # 1 µs kernels every 2 µs: one merged bar at the full view
+    timeline = Timeline(
+        kind=["kernel"] * n, name=["k"] * n, start_ns=np.arange(n, dtype=np.int64) * 2000,
+        dur_ns=np.full(n, 1000), device=np.zeros(n, dtype=np.int64), stream=np.full(n, 7),
+    )  # fmt: skip
+
+    async def learner() -> TimelineView:
+        view = TimelineView(graph=timeline)
+        answer(view.figure)
+        view.figure.layout.xaxis.range = (100, 120)  # zoom; no answer comes
+        await asyncio.sleep(0.3)
+        return view
+
+    view = asyncio.run(learner())
+    assert view.children[0] is view.figure
+    # The new figure holds the zoomed range's 31 bars, [80, 140] µs, and zooming it refines.
+    assert len(nan_pairs(bar_traces(view, 0)["stream 7: GPU work"].x)) == 31
+    view.figure.layout.xaxis.range = (1000, 1010)  # drawn: [990, 1020] µs
+    assert nan_pairs(bar_traces(view, 0)["stream 7: GPU work"].x)[0] == (990, 991)
 
 
 class ComparisonFixture:

@@ -25,7 +25,7 @@ from graphlab.simulator.break_even import from_timings
 from graphlab.timing.break_even import break_even, cumulative_totals
 
 from .display import StaticPicture
-from .live_figure import LiveFigure
+from .live_figure import HoldsLiveFigure, LiveFigure
 from .pictures import FONT, LINE, Canvas, Png, drawing
 from .wrapping import plotly_heading, wrap
 
@@ -72,7 +72,7 @@ def _origin(source: Any, from_source: bool) -> str:
     return label if isinstance(label, str) else _("measured (end to end, with input copies)")
 
 
-class BreakEvenExplorer(StaticPicture, widgets.VBox):
+class BreakEvenExplorer(StaticPicture, HoldsLiveFigure, widgets.VBox):
     """Cumulative time of eager vs capture-then-replay over N steps, with N* marked.
 
     Args:
@@ -148,6 +148,7 @@ class BreakEvenExplorer(StaticPicture, widgets.VBox):
                 "legend": {"x": 0, "y": 1},
             },
         )
+        self._hold(self.figure)
         self.readout = widgets.HTML(self._sentence(self.n_star))
         for slider in (self.capture, self.eager, self.replay):
             slider.observe(self._redraw, names="value")

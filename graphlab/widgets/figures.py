@@ -19,7 +19,6 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-import plotly.graph_objects as go
 
 from graphlab.language import N_
 from graphlab.language import gettext as _
@@ -40,7 +39,6 @@ __all__ = [
     "legend_entries",
     "lod_min_gap",
     "panel_of",
-    "timeline_figure",
     "timeline_layout",
     "timeline_traces",
 ]
@@ -418,31 +416,6 @@ def _gap_trace(panel: Panel, lo: float, hi: float, min_gap: float) -> dict[str, 
         "hoverinfo": "skip",
         "name": _("{title}: idle gaps").format(title=panel.title),
     }
-
-
-def timeline_figure(
-    panels: Sequence[Panel],
-    *,
-    widget: bool = False,
-    x_range: tuple[float, float] | None = None,
-    min_gap: float | None = None,
-) -> go.Figure:
-    """The whole picture as a ``go.Figure`` (or a :class:`~.live_figure.LiveFigure` with
-    ``widget=True``).
-
-    ``min_gap=None`` picks the detail level: every event when the figure holds at most
-    :data:`LOD_EVENTS` events, else runs merged below one pixel of the full view.
-    """
-    if min_gap is None:
-        min_gap = lod_min_gap(panels, x_range)
-    if widget:
-        # Imported here: the Jupyter server's trace viewer draws go.Figures without ipywidgets.
-        from .live_figure import LiveFigure
-
-        cls: type[go.Figure] = LiveFigure
-    else:
-        cls = go.Figure
-    return cls(data=timeline_traces(panels, x_range, min_gap), layout=timeline_layout(panels))
 
 
 def full_range(panels: Sequence[Panel]) -> tuple[float, float]:

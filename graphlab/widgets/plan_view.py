@@ -43,7 +43,7 @@ from graphlab.planner import (
 )
 
 from .display import StaticPicture
-from .live_figure import LiveFigure
+from .live_figure import HoldsLiveFigure, LiveFigure
 from .pictures import FONT, LINE, Canvas, Png, drawing
 from .wrapping import wrap
 
@@ -127,7 +127,7 @@ def _name(name: str) -> str:
     return _(PLAN) if name == "plan" else name
 
 
-class PlanView(StaticPicture, widgets.VBox):
+class PlanView(StaticPicture, HoldsLiveFigure, widgets.VBox):
     """The planner's plan against the Pareto front and serving stacks' default lists.
 
     Args:
@@ -183,7 +183,7 @@ class PlanView(StaticPicture, widgets.VBox):
             value="graphs",
             description=_("x axis (top):"),
         )
-        self.figure = LiveFigure(self._figure())
+        self.figure = self._hold(LiveFigure(self._figure()))
         self.axis.observe(self._redraw, names="value")
         # Where the costs came from (a recording's provenance), then the plan against the preset.
         origin = f"<span style='color:#444'>{html.escape(source)}</span><br>" if source else ""

@@ -20,11 +20,11 @@ from .display import StaticPicture
 from .figures import (
     lod_min_gap,
     panel_of,
-    timeline_figure,
     timeline_layout,
     timeline_traces,
 )
 from .lanes import device_gaps_ns
+from .live_figure import HoldsLiveFigure, LiveFigure
 from .sources import pick_timelines
 
 if TYPE_CHECKING:
@@ -139,7 +139,7 @@ def summary_html(cells: list[list[str]], sources: list[str], note: str | None) -
     )
 
 
-class TimelineView(StaticPicture, widgets.HBox):
+class TimelineView(StaticPicture, HoldsLiveFigure, widgets.HBox):
     """Eager and graph timelines stacked on one shared, zoomable time axis, with a summary.
 
     Args:
@@ -163,14 +163,23 @@ class TimelineView(StaticPicture, widgets.HBox):
     def __init__(self, eager: Any = None, graph: Any = None) -> None:
         self._profiled_note: str | None = None
         self._load(pick_timelines(eager, graph))
-        self.figure = timeline_figure(self.panels, widget=True)
-        ranges = [f"xaxis{'' if i == 0 else i + 1}.range" for i in range(len(self.panels))]
-        self.figure.layout.on_change(self._refine, *ranges)
+        self.figure = self._hold(
+            LiveFigure(
+                data=timeline_traces(self.panels, None, lod_min_gap(self.panels)),
+                layout=timeline_layout(self.panels),
+            )
+        )
+        self._figure_replaced()
         self._summary = widgets.HTML(self._summary_html)
         super().__init__(
             [self.figure, self._summary],
             layout=widgets.Layout(flex_flow="row wrap", align_items="flex-start"),
         )
+
+    def _figure_replaced(self) -> None:
+        """Zooming into the figure (it may be new, see HoldsLiveFigure) refines its bars."""
+        ranges = [f"xaxis{'' if i == 0 else i + 1}.range" for i in range(len(self.panels))]
+        self.figure.layout.on_change(self._refine, *ranges)
 
     def _load(self, picked: list[tuple[str, Timeline, str]]) -> None:
         self.summaries = {title: tl.summary().to_dict() for title, tl, _ in picked}
