@@ -339,16 +339,24 @@ def test_display_bundle_is_the_widget_a_png_and_text_without_html(eager, graph):
     )
 
 
-def test_level_of_detail_merges_below_a_pixel_and_refines_on_zoom(monkeypatch):
-    # 10,000 kernels of 1 µs, one every 2 µs (kernel i covers [2i, 2i+1] µs): span 19,999 µs.
-    n = 10_000
-    starts = np.arange(n, dtype=np.int64) * 2000
-    timeline = Timeline(
-        kind=["kernel"] * n, name=["k"] * n, start_ns=starts, dur_ns=np.full(n, 1000),
-        device=np.zeros(n, dtype=np.int64), stream=np.full(n, 7), meta={"source": "simulator"},
+SPARSE_KERNELS = 10_000
+
+
+@pytest.fixture
+def sparse_kernels() -> Timeline:
+    """10,000 kernels of 1 µs, one every 2 µs (kernel i covers [2i, 2i+1] µs): span 19,999 µs."""
+    n = SPARSE_KERNELS
+    return Timeline(
+        kind=["kernel"] * n, name=["k"] * n, start_ns=np.arange(n, dtype=np.int64) * 2000,
+        dur_ns=np.full(n, 1000), device=np.zeros(n, dtype=np.int64), stream=np.full(n, 7),
+        meta={"source": "simulator"},
     )  # fmt: skip
+
+
+def test_level_of_detail_merges_below_a_pixel_and_refines_on_zoom(monkeypatch, sparse_kernels):
+    n = SPARSE_KERNELS
     monkeypatch.setattr(figures_module, "LOD_EVENTS", 1000)
-    view = TimelineView(graph=timeline)
+    view = TimelineView(graph=sparse_kernels)
     gpu = bar_traces(view, 0)["stream 7: GPU work"]
     # Whole view: one pixel is 19,999/2000 ≈ 10 µs, every 1 µs gap is below it: one run.
     assert nan_pairs(gpu.x) == [(0, 19_999)]
@@ -534,24 +542,19 @@ def test_a_figure_whose_edits_go_unanswered_is_drawn_afresh_in_its_place(monkeyp
     asyncio.run(learner())
 
 
-def test_a_timeline_drawn_afresh_still_refines_on_zoom(monkeypatch):
+def test_a_timeline_drawn_afresh_still_refines_on_zoom(monkeypatch, sparse_kernels):
     monkeypatch.setattr(live_figure, "ANSWER_S", 0.05)
-    monkeypatch.setattr(figures_module, "LOD_EVENTS", 1000)
-    n = 10_000  # 1 µs kernels every 2 µs: one merged bar at the full view
-    timeline = Timeline(
-        kind=["kernel"] * n, name=["k"] * n, start_ns=np.arange(n, dtype=np.int64) * 2000,
-        dur_ns=np.full(n, 1000), device=np.zeros(n, dtype=np.int64), stream=np.full(n, 7),
-    )  # fmt: skip
+    monkeypatch.setattr(figures_module, "LOD_EVENTS", 1000)  # one merged bar at the full view
+    view = TimelineView(graph=sparse_kernels)
+    first = view.figure
 
-    async def learner() -> TimelineView:
-        view = TimelineView(graph=timeline)
-        answer(view.figure)
-        view.figure.layout.xaxis.range = (100, 120)  # zoom; no answer comes
+    async def learner() -> None:
+        answer(first)
+        first.layout.xaxis.range = (100, 120)  # zoom; no answer comes
         await asyncio.sleep(0.3)
-        return view
 
-    view = asyncio.run(learner())
-    assert view.children[0] is view.figure
+    asyncio.run(learner())
+    assert view.figure is not first and view.children[0] is view.figure
     # The new figure holds the zoomed range's 31 bars, [80, 140] µs, and zooming it refines.
     assert len(nan_pairs(bar_traces(view, 0)["stream 7: GPU work"].x)) == 31
     view.figure.layout.xaxis.range = (1000, 1010)  # drawn: [990, 1020] µs
