@@ -297,6 +297,8 @@ NO_WAIT_JS = """() => {
     const timeout = AbortSignal.timeout.bind(AbortSignal);
     AbortSignal.timeout = (ms) => timeout(ms === 2000 ? 0 : ms);
 }"""
+# What anywidget logs when that wait runs out.
+FAILED_TO_INITIALIZE = "[anywidget] Failed to initialize model."
 # JavaScript: each plot's traces, its x values over all traces, and its lane labels, as drawn.
 PLOTS_JS = """() => Array.from(document.querySelectorAll('.js-plotly-plot')).map((gd) => [
     gd.data.length,
@@ -347,20 +349,24 @@ def drive_slow_load(page) -> None:
     save(page.locator(".jp-CodeCell").nth(0), "timeline_view_slow_load.png")
 
     # A slider's redraw is a message too, dropped as well: the figure hears no answer and is drawn
-    # afresh, as the kernel now has it. One step right on the capture slider:
+    # afresh, as the kernel now has it, in a new plot. The old plot is marked to tell them apart.
+    page.evaluate("() => { document.querySelectorAll('.js-plotly-plot')[2].dataset.old = '1'; }")
     explorer.capture.value += explorer.capture.step
     slider = page.locator(".widget-slider", has=page.get_by_text("capture C (µs)", exact=True))
     slider.locator(".noUi-handle").focus()
     page.keyboard.press("ArrowRight")
     page.wait_for_function(
-        f"(n) => Math.abs(({N_STAR_JS})() - n) < 1e-9 * n",
+        f"""(n) => {{
+            const gd = document.querySelectorAll('.js-plotly-plot')[2];
+            return gd && !gd.dataset.old && Math.abs(({N_STAR_JS})() - n) < 1e-9 * n;
+        }}""",
         arg=explorer.n_star,
         timeout=REDRAW_S * 1000,
     )
     save(page.locator(".jp-CodeCell").nth(2), "break_even_slow_load.png")
-    # The wait did run out for each figure, the one drawn afresh included: anywidget says so once
-    # per figure.
-    assert dropped == ["[anywidget] Failed to initialize model."] * 4, dropped
+    # A new plot proves the edit went unanswered. anywidget logs its failure when something waits
+    # on a model whose wait ran out, so how many times varies from run to run; nothing else failed.
+    assert set(dropped) == {FAILED_TO_INITIALIZE}, dropped
 
 
 def save(element, name: str) -> None:
