@@ -184,7 +184,7 @@ def test_lab_command_line(tmp_path, monkeypatch):
     assert default == [
         sys.executable,
         "-m",
-        "jupyterlab",
+        "graphlab.cli.lab_server",
         f"--ServerApp.root_dir={tmp_path}",
         "--ServerApp.ip=127.0.0.1",
     ]

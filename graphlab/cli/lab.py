@@ -131,14 +131,16 @@ def build_command(
     """The JupyterLab command line serving ``folder`` and opening ``first_lesson`` (no server is
     started here).
 
-    The lesson is JupyterLab's default page (``/lab/tree/<lesson>``), so both the browser
-    JupyterLab starts and the URL with the token it prints open it; ``ServerApp.file_to_run``
-    would reach the browser only. It is LabApp's option: LabApp sets the server's own.
+    The server is JupyterLab's own command run by :mod:`graphlab.cli.lab_server`, which first
+    defers a slow import of jsonschema's. The lesson is JupyterLab's default page
+    (``/lab/tree/<lesson>``), so both the browser JupyterLab starts and the URL with the token
+    it prints open it; ``ServerApp.file_to_run`` would reach the browser only. It is LabApp's
+    option: LabApp sets the server's own.
     """
     command = [
         sys.executable,
         "-m",
-        "jupyterlab",
+        "graphlab.cli.lab_server",
         f"--ServerApp.root_dir={folder}",
         f"--ServerApp.ip={args.ip}",
     ]

@@ -27,6 +27,7 @@ from IPython.core.magic import Magics, cell_magic, line_magic, magics_class
 from graphlab.course.solutions import run_solution
 from graphlab.errors import GraphlabError, NeedsGPUError
 from graphlab.language import gettext as _
+from graphlab.support.lazy_iri_syntax import defer as defer_iri_syntax
 
 from .gaps import report_words
 
@@ -162,5 +163,8 @@ def _profile_cell(shell, cell: str):
 
 
 def load_ipython_extension(ipython) -> None:
-    """Called by ``%load_ext graphlab``."""
+    """Called by ``%load_ext graphlab``, which every lesson runs before its first widget: the
+    magics, and jsonschema's IRI checker deferred before plotly's import would build it
+    (:mod:`graphlab.support.lazy_iri_syntax`)."""
+    defer_iri_syntax()
     ipython.register_magics(GraphlabMagics)

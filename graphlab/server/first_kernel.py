@@ -27,6 +27,8 @@ from collections.abc import MutableMapping
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any, cast
 
+from graphlab.support.lazy_iri_syntax import defer as defer_iri_syntax
+
 if TYPE_CHECKING:
     from jupyter_client.asynchronous.client import AsyncKernelClient
     from jupyter_server.serverapp import ServerApp
@@ -47,9 +49,8 @@ __all__ = [
 FIRST_LESSON_ENV = "GRAPHLAB_FIRST_LESSON"
 
 #: What a lesson's first picture imports, in the order its cells need them: torch and
-#: ``torch._dynamo``; plotly's
-#: FigureWidget, ipywidgets and the TimelineView; matplotlib, which draws each widget's stored
-#: PNG (its first import on a machine also builds its font cache).
+#: ``torch._dynamo``; plotly's FigureWidget, ipywidgets and the TimelineView; matplotlib, which
+#: draws each widget's stored PNG (its first import on a machine also builds its font cache).
 WARM_MODULES = (
     "torch",
     "torch._dynamo",
@@ -73,8 +74,10 @@ def warm_up() -> None:
     """Import :data:`WARM_MODULES`, in the kernel, on the thread :data:`WARM_UP` starts.
 
     It stops at the first module that fails to import: the lesson's own import of it raises
-    the error where the learner sees it.
+    the error where the learner sees it. jsonschema's IRI checker, which plotly's import would
+    otherwise build, is deferred first (:mod:`graphlab.support.lazy_iri_syntax`).
     """
+    defer_iri_syntax()
     for name in WARM_MODULES:
         try:
             importlib.import_module(name)

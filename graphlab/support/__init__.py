@@ -10,4 +10,5 @@
 - :mod:`.torch_internals`: the one place that touches PyTorch's private APIs.
 - :mod:`.capture_errors`: the CUDA capture-error wordings, one table for all who match them.
 - :mod:`.graph_updates`: what the GPU and the emulator say when a graph is listed or changed.
+- :mod:`.lazy_iri_syntax`: jsonschema's IRI checker, built when first used instead of at import.
 """
