@@ -556,3 +556,22 @@ def test_the_backend_probe_runs_below_the_servers_priority(tmp_path):
     found = asyncio.run(backend_probe.probe_backend(str(python)))
     own = os.getpriority(os.PRIO_PROCESS, 0)
     assert int(found["label"].split()[-1]) == min(19, own + backend_probe.NICENESS)
+
+
+@pytest.mark.skipif(
+    not Path("/proc/self/autogroup").exists(), reason="needs Linux's scheduler autogroups"
+)
+def test_the_backend_probe_runs_in_a_session_whose_autogroup_is_niced_too(tmp_path):
+    # The stand-in says its session and its autogroup's line, a moment after it starts.
+    python = tmp_path / "python"
+    python.write_text(
+        "#!/bin/sh\nsleep 1\n"
+        'echo "{\\"name\\": \\"nice\\", \\"label\\": '
+        '\\"$(ps -o sid= -p $$) $(cat /proc/self/autogroup)\\"}"\n'
+    )
+    python.chmod(0o755)
+    found = asyncio.run(backend_probe.probe_backend(str(python)))
+    session, _, nice, value = found["label"].split()
+    own = int(Path("/proc/self/autogroup").read_text().split()[-1])
+    assert int(session) != os.getsid(0)
+    assert (nice, int(value)) == ("nice", min(19, own + backend_probe.NICENESS))
