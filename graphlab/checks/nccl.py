@@ -118,6 +118,10 @@ def _positions(replays: list[list[list[str]]]) -> dict[int, int]:
     return dict.fromkeys(waiting, position)
 
 
+#: How long a rank waits for the others, to meet them (each process imports torch first, seconds
+#: apart on a busy machine) and inside a collective, unless ``hold_s`` is longer.
+WAIT_S = 60.0
+
 # One rank: join the gloo group, run its graphs' all_reduces (each signature's last word is the
 # number of elements), report each finished step, then stay alive for ``hold_s`` as a training
 # process that went on to other work would. It exits as soon as its parent is gone, so that
@@ -126,7 +130,7 @@ def _positions(replays: list[list[list[str]]]) -> dict[int, int]:
 _RANK_PROGRAM = """
 import json, os, sys, threading, time
 from datetime import timedelta
-rank, world, url, replays, hold_s, (launches, done, none_left) = json.loads(sys.argv[1])
+rank, world, url, replays, hold_s, wait_s, (launches, done, none_left) = json.loads(sys.argv[1])
 parent = os.getppid()
 def exit_with_parent() -> None:
     while os.getppid() == parent:
@@ -136,7 +140,7 @@ threading.Thread(target=exit_with_parent, daemon=True).start()
 import torch
 import torch.distributed as dist
 dist.init_process_group(
-    "gloo", init_method=url, rank=rank, world_size=world, timeout=timedelta(seconds=hold_s)
+    "gloo", init_method=url, rank=rank, world_size=world, timeout=timedelta(seconds=wait_s)
 )
 for step, graph in enumerate(replays[rank]):
     print(launches.format(rank=rank, step=step, graph=graph), flush=True)
@@ -155,7 +159,8 @@ def replay_on_gloo_ranks(replays: list[list[list[str]]], hold_s: float = 60.0) -
     Returns the ranks' exit codes when every rank got through its replays and its ``hold_s`` of
     other work. A rank whose collective no other rank launches waits inside it: call this under
     :func:`graphlab.failures.isolated` with a time limit shorter than ``hold_s``, which stops the
-    wait (the ranks exit with their parent). Uses a TCP rendezvous on 127.0.0.1.
+    wait (the ranks exit with their parent). Uses a TCP rendezvous on 127.0.0.1, where a rank
+    waits :data:`WAIT_S` (or ``hold_s`` if longer) for the others.
     """
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
@@ -172,7 +177,7 @@ def replay_on_gloo_ranks(replays: list[list[list[str]]], hold_s: float = 60.0) -
                 sys.executable,
                 "-c",
                 _RANK_PROGRAM,
-                json.dumps([r, len(replays), url, replays, hold_s, lines]),
+                json.dumps([r, len(replays), url, replays, hold_s, max(hold_s, WAIT_S), lines]),
             ]
         )
         for r in range(len(replays))
