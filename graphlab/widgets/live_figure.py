@@ -115,8 +115,9 @@ class HoldsLiveFigure:
     def _draw_afresh(self, lost: LiveFigure) -> None:
         self.figure = self._hold(LiveFigure(lost.data, lost.layout))
         self.children = tuple(self.figure if child is lost else child for child in self.children)
-        self._figure_replaced()
+        self._listen_to_figure()
         lost.close()
 
-    def _figure_replaced(self) -> None:
-        """Move what listens to the figure onto the new one (nothing by default)."""
+    def _listen_to_figure(self) -> None:
+        """Attach what listens to ``self.figure`` (nothing by default); called for a new figure
+        that takes the place of a lost one, and by an owner for its first."""

@@ -169,15 +169,16 @@ class TimelineView(StaticPicture, HoldsLiveFigure, widgets.HBox):
                 layout=timeline_layout(self.panels),
             )
         )
-        self._figure_replaced()
+        self._listen_to_figure()
         self._summary = widgets.HTML(self._summary_html)
         super().__init__(
             [self.figure, self._summary],
             layout=widgets.Layout(flex_flow="row wrap", align_items="flex-start"),
         )
 
-    def _figure_replaced(self) -> None:
-        """Zooming into the figure (it may be new, see HoldsLiveFigure) refines its bars."""
+    def _listen_to_figure(self) -> None:
+        """Zooming into the figure, the first or one that took a lost one's place, refines its
+        bars."""
         ranges = [f"xaxis{'' if i == 0 else i + 1}.range" for i in range(len(self.panels))]
         self.figure.layout.on_change(self._refine, *ranges)
 
