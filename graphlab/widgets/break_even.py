@@ -120,8 +120,9 @@ class BreakEvenExplorer(StaticPicture, HoldsLiveFigure, widgets.VBox):
         )
         # The curves go in as the figure is made: its first message to the browser carries them
         # (see LiveFigure); the sliders' later redraws update them in place.
-        eager, graph, n_star = self._curves()
-        self.figure = LiveFigure(
+        n_star = self.n_star
+        eager, graph, marker = self._curves(n_star)
+        figure = LiveFigure(
             [
                 go.Scatter(
                     mode="lines", name=_(NAMES["eager"]), line={"color": COLOURS["eager"]}, **eager
@@ -134,7 +135,7 @@ class BreakEvenExplorer(StaticPicture, HoldsLiveFigure, widgets.VBox):
                     name="N*",
                     marker={"size": 11, "color": COLOURS["n_star"]},
                     hovertemplate=_("N* = {n} steps").format(n="%{x:.1f}") + "<extra></extra>",
-                    **n_star,
+                    **marker,
                 ),
             ],
             {
@@ -148,8 +149,8 @@ class BreakEvenExplorer(StaticPicture, HoldsLiveFigure, widgets.VBox):
                 "legend": {"x": 0, "y": 1},
             },
         )
-        self._hold(self.figure)
-        self.readout = widgets.HTML(self._sentence(self.n_star))
+        self._show_figure(figure)
+        self.readout = widgets.HTML(self._sentence(n_star))
         for slider in (self.capture, self.eager, self.replay):
             slider.observe(self._redraw, names="value")
         super().__init__(
@@ -175,20 +176,23 @@ class BreakEvenExplorer(StaticPicture, HoldsLiveFigure, widgets.VBox):
         """N* for the sliders' current values (None when a replay is not faster)."""
         return break_even(self.capture.value, self.eager.value, self.replay.value)
 
-    def _curves(self) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
-        """x and y of the eager total, the graph total and the N* marker, for the sliders."""
+    def _curves(
+        self, n_star: float | None
+    ) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
+        """x and y of the eager total, the graph total and the N* marker, for the sliders and
+        their ``n_star``."""
         c, te, tr = self.capture.value, self.eager.value, self.replay.value
-        n_star = self.n_star
         steps = steps_axis(n_star)
         eager_total, graph_total = cumulative_totals(c, te, tr, steps)
         marker = {"x": [], "y": []} if n_star is None else {"x": [n_star], "y": [n_star * te]}
         return {"x": steps, "y": eager_total}, {"x": steps, "y": graph_total}, marker
 
     def _redraw(self, change: object = None) -> None:
+        n_star = self.n_star
         with self.figure.batch_update():
-            for trace, curve in zip(self.figure.data, self._curves(), strict=True):
+            for trace, curve in zip(self.figure.data, self._curves(n_star), strict=True):
                 trace.update(curve)
-        self.readout.value = self._sentence(self.n_star)
+        self.readout.value = self._sentence(n_star)
 
     def static_text(self) -> str:
         c, te, tr = self.capture.value, self.eager.value, self.replay.value

@@ -56,8 +56,9 @@ class LiveFigure(go.FigureWidget):
         # ipywidgets' Widget.__init__ calls open() part-way through plotly's __init__, before
         # the figure is in the synced state (_widget_data, _widget_layout): hold it until then.
         self._figure_complete = False
-        self._drawn = False  # a browser has drawn it (it answered once)
-        self._answered = 0  # the last edit a browser answered
+        # The last edit a browser answered; -1 until one has drawn the figure (it then answers
+        # with the number of the last edit before it drew, 0 or more).
+        self._answered = -1
         self._waiting = False  # a check for an answer is scheduled
         super().__init__(data, layout, **kwargs)
         self._figure_complete = True
@@ -73,7 +74,6 @@ class LiveFigure(go.FigureWidget):
         # Each view sends its trace deltas, with the edit's number, when it first draws the
         # figure and after each edit of the traces.
         if change["new"]:
-            self._drawn = True
             self._answered = max(self._answered, change["new"]["trace_edit_id"])
 
     @observe(*EDITS)
@@ -83,7 +83,7 @@ class LiveFigure(go.FigureWidget):
 
     def _watch(self) -> None:
         """Check, :data:`ANSWER_S` from now, that a browser answered the latest edit."""
-        if not self._drawn or self._waiting or self.on_lost is None:
+        if self._answered < 0 or self._waiting or self.on_lost is None:
             return
         try:
             loop = asyncio.get_running_loop()  # a kernel handling a message or running a cell
@@ -108,16 +108,17 @@ class HoldsLiveFigure:
     figure: LiveFigure
     children: tuple[Any, ...]
 
-    def _hold(self, figure: LiveFigure) -> LiveFigure:
+    def _show_figure(self, figure: LiveFigure) -> None:
+        """Make ``figure`` ``self.figure``: drawn afresh if it is lost, with its listeners."""
         figure.on_lost = self._draw_afresh
-        return figure
+        self.figure = figure
+        self._listen_to_figure()
 
     def _draw_afresh(self, lost: LiveFigure) -> None:
-        self.figure = self._hold(LiveFigure(lost.data, lost.layout))
+        self._show_figure(LiveFigure(lost.data, lost.layout))
         self.children = tuple(self.figure if child is lost else child for child in self.children)
-        self._listen_to_figure()
         lost.close()
 
     def _listen_to_figure(self) -> None:
-        """Attach what listens to ``self.figure`` (nothing by default); called for a new figure
-        that takes the place of a lost one, and by an owner for its first."""
+        """Attach what listens to ``self.figure`` (nothing by default), for each figure
+        :meth:`_show_figure` puts in place."""

@@ -183,7 +183,7 @@ class PlanView(StaticPicture, HoldsLiveFigure, widgets.VBox):
             value="graphs",
             description=_("x axis (top):"),
         )
-        self.figure = self._hold(LiveFigure(self._figure()))
+        self._show_figure(LiveFigure(self._figure()))
         self.axis.observe(self._redraw, names="value")
         # Where the costs came from (a recording's provenance), then the plan against the preset.
         origin = f"<span style='color:#444'>{html.escape(source)}</span><br>" if source else ""

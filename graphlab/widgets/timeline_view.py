@@ -163,13 +163,12 @@ class TimelineView(StaticPicture, HoldsLiveFigure, widgets.HBox):
     def __init__(self, eager: Any = None, graph: Any = None) -> None:
         self._profiled_note: str | None = None
         self._load(pick_timelines(eager, graph))
-        self.figure = self._hold(
+        self._show_figure(
             LiveFigure(
                 data=timeline_traces(self.panels, None, lod_min_gap(self.panels)),
                 layout=timeline_layout(self.panels),
             )
         )
-        self._listen_to_figure()
         self._summary = widgets.HTML(self._summary_html)
         super().__init__(
             [self.figure, self._summary],
