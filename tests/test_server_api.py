@@ -572,6 +572,28 @@ def test_the_backend_probe_runs_in_a_session_whose_autogroup_is_niced_too(tmp_pa
     python.chmod(0o755)
     found = asyncio.run(backend_probe.probe_backend(str(python)))
     session, _, nice, value = found["label"].split()
-    own = int(Path("/proc/self/autogroup").read_text().split()[-1])
+    own = backend_probe.autogroup_niceness(Path("/proc/self/autogroup").read_text())
+    assert own is not None
     assert int(session) != os.getsid(0)
     assert (nice, int(value)) == ("nice", min(19, own + backend_probe.NICENESS))
+
+
+def test_an_autogroup_file_is_read_as_the_kernel_writes_it():
+    assert backend_probe.autogroup_niceness("/autogroup-4196 nice 0\n") == 0
+    assert backend_probe.autogroup_niceness("/autogroup-12 nice -5\n") == -5
+    assert backend_probe.autogroup_niceness("/autogroup-12 nice 19") == 19
+    # A session in the root autogroup (a container's processes, often): the kernel writes nothing.
+    assert backend_probe.autogroup_niceness("") == 0
+    assert backend_probe.autogroup_niceness("autogroups, but not as we know them") is None
+
+
+def test_a_probe_that_never_answers_is_ended_and_said_so(tmp_path, monkeypatch):
+    python = tmp_path / "python"
+    marker = tmp_path / "still-running"
+    python.write_text(f"#!/bin/sh\nsleep 3\ntouch {marker}\n")
+    python.chmod(0o755)
+    monkeypatch.setattr(backend_probe, "TIMEOUT_S", 0.5)
+    found = asyncio.run(backend_probe.probe_backend(str(python)))
+    assert found == {"name": "unknown", "label": "backend unknown (no answer in time)"}
+    time.sleep(3.5)
+    assert not marker.exists()  # the child was ended, not left to run on

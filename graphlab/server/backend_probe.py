@@ -25,11 +25,12 @@ import asyncio
 import contextlib
 import json
 import os
+import re
 import sys
 from pathlib import Path
 from typing import Any
 
-__all__ = ["PROBE", "describe", "probe_backend"]
+__all__ = ["PROBE", "autogroup_niceness", "describe", "probe_backend"]
 
 # Printed by the child: graphlab.backend() plus the torch and CUDA versions.
 PROBE = """
@@ -66,10 +67,17 @@ async def probe_backend(python: str = sys.executable) -> dict[str, Any]:
             stderr=asyncio.subprocess.PIPE,
             start_new_session=True,
         )
-        _lower_priority(child.pid)
+    except OSError as exc:  # no such Python, or no room for another process
+        return describe({"name": "unknown", "label": f"backend unknown ({exc})"})
+    _lower_priority(child.pid)
+    try:
         out, err = await asyncio.wait_for(child.communicate(), TIMEOUT_S)
-    except (TimeoutError, OSError) as exc:
-        return describe({"name": "unknown", "label": f"backend unknown ({exc or 'timed out'})"})
+    except TimeoutError:
+        # A child that never answers (a GPU driver that hangs) must not stay behind.
+        with contextlib.suppress(ProcessLookupError):
+            child.kill()
+        await child.wait()
+        return describe({"name": "unknown", "label": "backend unknown (no answer in time)"})
     lines = out.decode(errors="replace").strip().splitlines()
     if child.returncode == 0 and lines:
         try:
@@ -87,6 +95,24 @@ def _lower_priority(pid: int) -> None:
     if hasattr(os, "setpriority"):
         with contextlib.suppress(OSError):
             os.setpriority(os.PRIO_PROCESS, pid, os.getpriority(os.PRIO_PROCESS, 0) + NICENESS)
-    with contextlib.suppress(OSError, ValueError):  # "/autogroup-4196 nice 0"
-        own = int(Path("/proc/self/autogroup").read_text().split()[-1])
-        Path(f"/proc/{pid}/autogroup").write_text(str(min(19, own + NICENESS)))
+    try:
+        own = autogroup_niceness(Path("/proc/self/autogroup").read_text())
+    except OSError:  # no autogroups here
+        return
+    if own is not None:
+        with contextlib.suppress(OSError):
+            Path(f"/proc/{pid}/autogroup").write_text(str(min(19, own + NICENESS)))
+
+
+def autogroup_niceness(text: str) -> int | None:
+    """The niceness in a ``/proc/<pid>/autogroup`` file's text, ``"/autogroup-4196 nice 0"``;
+    ``None`` for text of another form.
+
+    A process whose session has no autogroup of its own shares the root one, whose niceness is
+    0; for it the kernel leaves the file empty (so in many containers, where no process started
+    a session of its own).
+    """
+    if not text.strip():
+        return 0
+    found = re.fullmatch(r"/autogroup-\d+ nice (-?\d+)\s*", text)
+    return int(found[1]) if found else None
