@@ -135,9 +135,10 @@ def wait_for_server(base: str, proc: subprocess.Popen, log: Path) -> None:
 
 
 def start_lab(tmp: Path, notebook: Path, *options: str) -> tuple[subprocess.Popen, str, Path]:
-    """jupyter lab on loopback with a token, its root (holding a copy of ``notebook``), config,
-    data and settings all under ``tmp``. A fresh data folder holds no notebook signatures, so
-    a notebook counts as trusted only once its cells run in this session."""
+    """JupyterLab (as ``graphlab lab`` starts it) on loopback with a token, its root (holding a
+    copy of ``notebook``), config, data and settings all under ``tmp``. A fresh data folder
+    holds no notebook signatures, so a notebook counts as trusted only once its cells run in
+    this session."""
     root = tmp / "root"
     root.mkdir()
     shutil.copy(notebook, root / notebook.name)
@@ -158,7 +159,7 @@ def start_lab(tmp: Path, notebook: Path, *options: str) -> tuple[subprocess.Pope
     port = free_port()
     log = tmp / "jupyter.log"
     command = [
-        sys.executable, "-m", "jupyter", "lab", "--no-browser",
+        sys.executable, "-m", "graphlab.cli.lab_server", "--no-browser",
         "--ServerApp.ip=127.0.0.1", f"--ServerApp.port={port}",
         "--ServerApp.port_retries=0", f"--IdentityProvider.token={TOKEN}",
         f"--ServerApp.root_dir={root}", "--LabApp.expose_app_in_browser=True",

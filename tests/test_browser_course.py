@@ -106,7 +106,8 @@ def jupyter(
     chinese: bool = False,
     config_path: tuple[Path, ...] = (),
 ):
-    """``jupyter lab`` or ``jupyter notebook`` on loopback over a fresh course folder.
+    """JupyterLab (as ``graphlab lab`` starts it) or ``jupyter notebook`` on loopback over a
+    fresh course folder.
 
     With ``tour`` the course tour may show (jupyterlab-tour's own tours stay off); without, no
     tour overlay covers what the test clicks. With ``chinese`` the course folder also holds the
@@ -164,8 +165,11 @@ def jupyter(
     port = free_port()
     log = tmp / "jupyter.log"
     expose = "LabApp" if app == "lab" else "JupyterNotebookApp"
+    # JupyterLab as graphlab lab starts it (JupyterLab's own command, jsonschema's IRI parsers
+    # deferred); Notebook 7 as its own command starts it.
+    server = ["graphlab.cli.lab_server"] if app == "lab" else ["jupyter", app]
     command = [
-        sys.executable, "-m", "jupyter", app, "--no-browser",
+        sys.executable, "-m", *server, "--no-browser",
         "--ServerApp.ip=127.0.0.1", f"--ServerApp.port={port}",
         "--ServerApp.port_retries=0", f"--IdentityProvider.token={TOKEN}",
         f"--ServerApp.root_dir={root}", f"--{expose}.expose_app_in_browser=True",

@@ -254,6 +254,27 @@ def test_the_learner_command_makes_the_workspace_before_the_server(tmp_path):
     assert (workspace / "00_start_here.ipynb").is_file()
 
 
+def test_the_learner_server_starts_without_building_jsonschemas_iri_parsers(tmp_path):
+    # The command as shipped up to the server's start: jupyterhub's single-user server imported
+    # (with jupyter_server and jsonschema), and main replaced by a report of what was imported.
+    command = hub.singleuser_command(sys.executable)
+    code = command[2].replace(
+        "sys.exit(main())",
+        "import jsonschema; print(sorted(m for m in ('jsonschema', 'jupyter_server', 'lark')"
+        " if m in sys.modules))",
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={"HOME": str(tmp_path), "PATH": "/usr/bin:/bin", **_pythonpath()},
+        check=True,
+    )
+    # rfc3987-syntax builds its parsers with lark as it is imported: lark is not there.
+    assert out.stdout.split() == ["['jsonschema',", "'jupyter_server']"]
+
+
 def _pythonpath() -> dict[str, str]:
     import os
 
