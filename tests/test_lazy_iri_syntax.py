@@ -1,5 +1,5 @@
 """jsonschema's IRI checker is built on first use, with the same answers, and the processes
-``graphlab lab`` starts defer it before they import jsonschema.
+``graphlab lab`` starts, and the command line, defer it before they import jsonschema.
 
 Each check that imports jsonschema runs in a fresh Python: this one may have imported it already.
 """
@@ -102,3 +102,16 @@ def test_graphlab_labs_server_imports_jupyterlab_with_the_checker_deferred():
         )[-1]
         == "True True False"
     )
+
+
+def test_the_command_line_runs_a_command_with_the_checker_deferred(tmp_path):
+    # graphlab progress reads the lessons with nbformat, which imports jsonschema.
+    store = tmp_path / "progress.json"
+    last = fresh_python(
+        "import os, sys\n"
+        f"os.environ['GRAPHLAB_PROGRESS'] = {str(store)!r}\n"
+        "from graphlab.cli import main\n"
+        "assert main(['progress']) == 0\n"
+        "print('jsonschema' in sys.modules, 'lark' in sys.modules)"
+    )[-1]
+    assert last == "True False"

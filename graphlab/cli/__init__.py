@@ -28,6 +28,7 @@ from typing import NamedTuple
 from graphlab.errors import GraphlabError
 from graphlab.language import N_
 from graphlab.language import gettext as _
+from graphlab.support.lazy_iri_syntax import defer as defer_iri_syntax
 
 from .parsing import Parser
 
@@ -173,6 +174,9 @@ def main(
         # Only the named command's parser is built: `graphlab gaps` need not pay for the others.
         leave_out = tuple(name for name in COMMANDS if name != argv[0])
     args = build_parser(prog, leave_out).parse_args(argv)
+    # The commands that read lessons or widgets import nbformat or plotly, and so jsonschema, whose
+    # IRI parsers would take most of a short command's time (1.5 s of `graphlab progress`'s 2 s).
+    defer_iri_syntax()
     try:
         code = int(args._run(args) or 0)
         # Output to a file is buffered: flushing here makes a full disk fail inside this try,
