@@ -13,6 +13,11 @@ imported. It has the one function jsonschema takes from it, ``is_valid_syntax``;
 of it, or the first use of any other name, imports the real package and hands over to it, so a
 schema that does check an IRI gets the same answer, a few seconds later. Where the package is
 not installed, or is already imported, nothing changes.
+
+It is called first by every graphlab process that imports jsonschema: ``graphlab lab``'s server
+(:mod:`graphlab.cli.lab_server`), the lesson's kernel (its warm-up and ``%load_ext graphlab``),
+the command line before it runs a command, and the learners' servers of the workshop hub
+(``deploy/graphlab_hub.py``).
 """
 
 from __future__ import annotations
