@@ -544,16 +544,21 @@ def test_a_path_with_a_nul_byte_is_refused_for_what_it_is(tmp_path):
     )
 
 
+def probe_with_stand_in(tmp_path: Path, script: str) -> dict:
+    """The backend probe's answer when the child's Python is the shell ``script`` instead."""
+    python = tmp_path / "python"
+    python.write_text(f"#!/bin/sh\n{script}")
+    python.chmod(0o755)
+    return asyncio.run(backend_probe.probe_backend(str(python)))
+
+
 @pytest.mark.skipif(not hasattr(os, "setpriority"), reason="needs Unix process priorities")
 def test_the_backend_probe_runs_below_the_servers_priority(tmp_path):
-    # A stand-in for the child's Python: it says its own niceness, a moment after it starts so
-    # that the server has had time to lower it.
-    python = tmp_path / "python"
-    python.write_text(
-        '#!/bin/sh\nsleep 1\necho "{\\"name\\": \\"nice\\", \\"label\\": \\"$(nice)\\"}"\n'
+    # The stand-in says its own niceness, a moment after it starts so that the server has had
+    # time to lower it.
+    found = probe_with_stand_in(
+        tmp_path, 'sleep 1\necho "{\\"name\\": \\"nice\\", \\"label\\": \\"$(nice)\\"}"\n'
     )
-    python.chmod(0o755)
-    found = asyncio.run(backend_probe.probe_backend(str(python)))
     own = os.getpriority(os.PRIO_PROCESS, 0)
     assert int(found["label"].split()[-1]) == min(19, own + backend_probe.NICENESS)
 
@@ -563,14 +568,12 @@ def test_the_backend_probe_runs_below_the_servers_priority(tmp_path):
 )
 def test_the_backend_probe_runs_in_a_session_whose_autogroup_is_niced_too(tmp_path):
     # The stand-in says its session and its autogroup's line, a moment after it starts.
-    python = tmp_path / "python"
-    python.write_text(
-        "#!/bin/sh\nsleep 1\n"
+    found = probe_with_stand_in(
+        tmp_path,
+        "sleep 1\n"
         'echo "{\\"name\\": \\"nice\\", \\"label\\": '
-        '\\"$(ps -o sid= -p $$) $(cat /proc/self/autogroup)\\"}"\n'
+        '\\"$(ps -o sid= -p $$) $(cat /proc/self/autogroup)\\"}"\n',
     )
-    python.chmod(0o755)
-    found = asyncio.run(backend_probe.probe_backend(str(python)))
     session, _, nice, value = found["label"].split()
     own = backend_probe.autogroup_niceness(Path("/proc/self/autogroup").read_text())
     assert own is not None
@@ -588,12 +591,9 @@ def test_an_autogroup_file_is_read_as_the_kernel_writes_it():
 
 
 def test_a_probe_that_never_answers_is_ended_and_said_so(tmp_path, monkeypatch):
-    python = tmp_path / "python"
     marker = tmp_path / "still-running"
-    python.write_text(f"#!/bin/sh\nsleep 3\ntouch {marker}\n")
-    python.chmod(0o755)
     monkeypatch.setattr(backend_probe, "TIMEOUT_S", 0.5)
-    found = asyncio.run(backend_probe.probe_backend(str(python)))
+    found = probe_with_stand_in(tmp_path, f"sleep 3\ntouch {marker}\n")
     assert found == {"name": "unknown", "label": "backend unknown (no answer in time)"}
     time.sleep(3.5)
     assert not marker.exists()  # the child was ended, not left to run on
