@@ -18,7 +18,7 @@ import torch
 from graphlab.errors import CheckFailed
 from graphlab.language import gettext as _
 from graphlab.support.capture_errors import first_cuda_error
-from graphlab.support.torch_internals import TorchDispatchMode
+from graphlab.support.torch_internals import DispatchMode
 from graphlab.timing.side_stream import side_stream
 
 from ._core import call, exercise, fail, fmt, graph_and_tensor, live, passed, same
@@ -40,7 +40,7 @@ def _fork_join(x: torch.Tensor) -> torch.Tensor:
     return x.sin() * 2 + x.cos() * 3
 
 
-class _CapturedOps(TorchDispatchMode):
+class _CapturedOps(DispatchMode):
     """Notes ``(stream, op name)`` for every operation submitted while its stream is capturing.
 
     Operations on a stream that does not take part in a capture run at once and are not noted.

@@ -46,7 +46,7 @@ from torch.utils.hooks import RemovableHandle
 
 from graphlab.emulator.host_sync import COPY, DYNAMIC, host_method, op_problem
 from graphlab.language import N_
-from graphlab.support.torch_internals import TorchDispatchMode, tree_leaves
+from graphlab.support.torch_internals import DispatchMode, tree_leaves
 
 from .fixes import FIXES
 from .words import Text
@@ -152,7 +152,7 @@ class _Scan:
         return tuple(values)
 
 
-class _Ops(TorchDispatchMode):
+class _Ops(DispatchMode):
     """Watches every aten operation of the step (see the module docstring)."""
 
     def __init__(self, scan: _Scan):

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 import torch
 from torch.overrides import TorchFunctionMode
 
-from graphlab.support.torch_internals import TorchDispatchMode, storage_id, tree_leaves
+from graphlab.support.torch_internals import DispatchMode, storage_id, tree_leaves
 
 from . import state
 from .differences import warn_once
@@ -82,7 +82,7 @@ class Capture:
         self._saved: dict[int, tuple[torch.UntypedStorage, torch.UntypedStorage]] = {}
         self.failure: str | None = None  # what invalidated this capture, in a few words
         self._rng = torch.random.get_rng_state()
-        self._modes: tuple[TorchDispatchMode | TorchFunctionMode, ...] = (
+        self._modes: tuple[DispatchMode | TorchFunctionMode, ...] = (
             _Recorder(self),
             _HostGuard(self),
         )
@@ -211,7 +211,7 @@ def _tensors(tree: object) -> list[torch.Tensor]:
     return [x for x in tree_leaves(tree) if isinstance(x, torch.Tensor)]
 
 
-class _Recorder(TorchDispatchMode):
+class _Recorder(DispatchMode):
     """Records every aten op submitted to a stream taking part in the capture."""
 
     def __init__(self, capture: Capture):

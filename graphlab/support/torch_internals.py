@@ -12,7 +12,9 @@ Tested on torch 2.5 and 2.13 (CPU) and torch 2.11 (NVIDIA H200, CUDA 13).
 
 from __future__ import annotations
 
+import functools
 import importlib
+import sys
 from collections.abc import Callable
 from typing import Any
 
@@ -22,7 +24,7 @@ from graphlab.errors import GraphlabError
 
 __all__ = [
     "TESTED",
-    "TorchDispatchMode",
+    "DispatchMode",
     "TorchInternalsError",
     "arg_tree_leaves",
     "capturable_devices_hook",
@@ -68,6 +70,45 @@ try:
     )
 except ImportError as exc:  # pragma: no cover - only on untested torch releases
     raise _missing(f"torch.utils._python_dispatch / torch.utils._pytree ({exc})") from None
+
+
+class DispatchMode(TorchDispatchMode):
+    """A TorchDispatchMode whose ``__torch_dispatch__`` torch.compile does not trace, as torch
+    makes every mode's, without importing torch.compile's front end (torch._dynamo) before
+    torch.compile is used.
+
+    torch 2.13 wraps each subclass's ``__torch_dispatch__`` in ``torch._disable_dynamo``, which
+    imports torch._dynamo on the method's first call: 1.2-1.7 s of CPU in every kernel's first
+    emulated capture and in every child process that captures. torch._dynamo can trace a frame
+    only once it is imported (only it installs the frame hook that traces), so until then the
+    method runs as written; from then on it runs under ``torch._dynamo.disable``, as torch's
+    wrapper runs it. On a torch that wraps nothing, the method gains the same protection.
+    """
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        written = cls.__dict__.get("__torch_dispatch__")
+        super().__init_subclass__(**kwargs)
+        if written is not None:
+            cls.__torch_dispatch__ = _skipped_by_dynamo(written)  # type: ignore[method-assign]
+
+
+def _skipped_by_dynamo(method: Callable[..., Any]) -> Callable[..., Any]:
+    """``method``, run under ``torch._dynamo.disable`` once torch._dynamo is imported."""
+    disabled: Callable[..., Any] | None = None
+
+    @functools.wraps(method)
+    def dispatch(*args: Any, **kwargs: Any) -> Any:
+        nonlocal disabled
+        if disabled is None:
+            # getattr: torch._dynamo may be in sys.modules while it is still being imported.
+            disable = getattr(sys.modules.get("torch._dynamo"), "disable", None)
+            if disable is None:
+                return method(*args, **kwargs)
+            disabled = disable(method, recursive=True)
+        return disabled(*args, **kwargs)
+
+    return dispatch
+
 
 # The optimizers' list of devices whose ``capturable=True`` path they allow (torch >= 2.1).
 _CAPTURABLE_MODULE = "torch.optim.optimizer"
