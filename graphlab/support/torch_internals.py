@@ -87,7 +87,7 @@ class DispatchMode(TorchDispatchMode):
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         written = cls.__dict__.get("__torch_dispatch__")
-        super().__init_subclass__(**kwargs)
+        super().__init_subclass__(**kwargs)  # type: ignore[no-untyped-call]  # torch: unannotated
         if written is not None:
             cls.__torch_dispatch__ = _skipped_by_dynamo(written)  # type: ignore[method-assign]
 
