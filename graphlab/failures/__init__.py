@@ -6,9 +6,12 @@
 - :mod:`.isolation`: run a demonstration that may crash CUDA in a child process.
 """
 
+from __future__ import annotations
+
+from typing import Any
+
 from .explanation import Explanation, explain, explained
 from .isolation import IsolatedFailure, demonstrate, isolated
-from .recovery import release_failed_captures
 
 __all__ = [
     "Explanation",
@@ -19,3 +22,14 @@ __all__ = [
     "isolated",
     "release_failed_captures",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    # .recovery imports torch (1.5 s of CPU), which the rest of this package does without: the
+    # child process that isolated() starts imports this package, and needs torch only if the
+    # demonstration does.
+    if name == "release_failed_captures":
+        from .recovery import release_failed_captures
+
+        return release_failed_captures
+    raise AttributeError(f"module 'graphlab.failures' has no attribute {name!r}")

@@ -30,7 +30,6 @@ from typing import Any, Literal, cast
 from graphlab.language import gettext as _
 
 from .catalogue import CATALOGUE, Failure
-from .recovery import current_stream, recover
 
 __all__ = ["Explanation", "explain", "explained"]
 
@@ -159,6 +158,9 @@ class explained(contextlib.ContextDecorator):
     """
 
     def __enter__(self) -> explained:
+        # Imported here, not at the top: .recovery imports torch, which explain() does without.
+        from .recovery import current_stream
+
         self._stream = current_stream()
         return self
 
@@ -169,6 +171,8 @@ class explained(contextlib.ContextDecorator):
         tb: TracebackType | None,
     ) -> Literal[False]:
         if isinstance(exc, Exception):
+            from .recovery import recover
+
             _attach(exc)
             recover(self._stream)
         return False
