@@ -14,14 +14,19 @@ Deciding the backend also applies the per-learner GPU memory cap, ``GRAPHLAB_GPU
 
 from __future__ import annotations
 
+import importlib.util
 import os
+import runpy
+import sys
 from dataclasses import dataclass
 from functools import cache
+from pathlib import Path
 from types import ModuleType
+from typing import Any
 
 from graphlab.language import gettext as _
 
-__all__ = ["Backend", "backend"]
+__all__ = ["Backend", "backend", "known_without_torch", "torch_build"]
 
 
 @dataclass(frozen=True)
@@ -51,6 +56,63 @@ def backend() -> Backend:
 
     apply_from_env()
 
+    known = known_without_torch()
+    if known is not None:
+        return known
+    if torch.cuda.is_available():
+        return Backend(
+            "cuda", "cuda", "torch.cuda.is_available() is True", torch.cuda.get_device_name(0)
+        )
+    if _forced() == "cuda":
+        from .errors import NeedsGPUError
+
+        raise NeedsGPUError(
+            _(
+                "GRAPHLAB_BACKEND=cuda was set but torch sees no CUDA device: unset it "
+                "to use the CPU emulator, or install a CUDA build of torch on a machine "
+                "with an NVIDIA GPU."
+            )
+        )
+    return Backend("emulator", "cpu", f"{_NO_GPU}; {_EMULATED}")
+
+
+_NO_CUDA_BUILD = "this torch build has no CUDA support"
+_NO_GPU = "torch has CUDA support but finds no GPU"
+_EMULATED = "CUDA graph semantics run on the CPU emulator"
+
+
+def known_without_torch() -> Backend | None:
+    """The backend where it is decided without importing torch (1.5 s of CPU), else None.
+
+    ``GRAPHLAB_BACKEND=emulator`` chooses the emulator, and so does a torch built without CUDA
+    or ROCm (whose ``torch.cuda`` never finds a device), unless ``GRAPHLAB_BACKEND=cuda`` asks
+    for a GPU; only torch can say whether a GPU build finds a GPU.
+    """
+    forced = _forced()
+    if forced == "emulator":
+        return Backend("emulator", "cpu", "GRAPHLAB_BACKEND=emulator was set")
+    build = torch_build()
+    if forced == "" and "__version__" in build and not (build.get("cuda") or build.get("hip")):
+        return Backend("emulator", "cpu", f"{_NO_CUDA_BUILD}; {_EMULATED}")
+    return None
+
+
+def torch_build() -> dict[str, Any]:
+    """What torch's ``torch/version.py`` says: ``__version__``, ``cuda`` (None for a build
+    without CUDA), ``hip``; read from the file unless torch is imported already, since importing
+    it takes 1.5 s of CPU. Empty where torch is not installed."""
+    if "torch" in sys.modules:
+        loaded: dict[str, Any] = vars(sys.modules["torch"].version)
+        return loaded
+    spec = importlib.util.find_spec("torch")
+    if spec is None or not spec.submodule_search_locations:
+        return {}
+    version = Path(spec.submodule_search_locations[0]) / "version.py"
+    return runpy.run_path(str(version)) if version.is_file() else {}
+
+
+def _forced() -> str:
+    """``GRAPHLAB_BACKEND``, checked: "", "cuda" or "emulator"."""
     forced = os.environ.get("GRAPHLAB_BACKEND", "").strip().lower()
     if forced not in ("", "cuda", "emulator"):
         from .errors import GraphlabError
@@ -61,29 +123,7 @@ def backend() -> Backend:
                 "leave it unset."
             ).format(forced=repr(forced))
         )
-    has_cuda = torch.cuda.is_available()
-    if forced == "emulator":
-        return Backend("emulator", "cpu", "GRAPHLAB_BACKEND=emulator was set")
-    if has_cuda:
-        return Backend(
-            "cuda", "cuda", "torch.cuda.is_available() is True", torch.cuda.get_device_name(0)
-        )
-    if forced == "cuda":
-        from .errors import NeedsGPUError
-
-        raise NeedsGPUError(
-            _(
-                "GRAPHLAB_BACKEND=cuda was set but torch sees no CUDA device: unset it "
-                "to use the CPU emulator, or install a CUDA build of torch on a machine "
-                "with an NVIDIA GPU."
-            )
-        )
-    why = (
-        "this torch build has no CUDA support"
-        if torch.version.cuda is None
-        else "torch has CUDA support but finds no GPU"
-    )
-    return Backend("emulator", "cpu", f"{why}; CUDA graph semantics run on the CPU emulator")
+    return forced
 
 
 def cuda_module() -> ModuleType:

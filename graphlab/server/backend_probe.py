@@ -32,12 +32,15 @@ from typing import Any
 
 __all__ = ["PROBE", "autogroup_niceness", "describe", "probe_backend"]
 
-# Printed by the child: graphlab.backend() plus the torch and CUDA versions.
+# Printed by the child: graphlab's backend plus the torch and CUDA versions. Where torch has no
+# GPU build (or GRAPHLAB_BACKEND=emulator), the answer needs no import of torch.
 PROBE = """
-import json, torch, graphlab
-b = graphlab.backend()
+import json
+from graphlab.backend import backend, known_without_torch, torch_build
+b = known_without_torch() or backend()
+build = torch_build()
 print(json.dumps({"name": b.name, "gpu": b.gpu, "reason": b.reason,
-                  "torch": torch.__version__, "cuda": torch.version.cuda}))
+                  "torch": build["__version__"], "cuda": build["cuda"]}))
 """
 TIMEOUT_S = 120
 #: How much lower than the server's the child's priority is (Unix ``nice``; 19 is the lowest).
