@@ -7,6 +7,7 @@ resets run on a workspace made by ``graphlab.course.workspace.ensure`` in the se
 from __future__ import annotations
 
 import asyncio
+import errno
 import json
 import os
 import re
@@ -579,6 +580,42 @@ def test_the_backend_probe_runs_in_a_session_whose_autogroup_is_niced_too(tmp_pa
     assert own is not None
     assert int(session) != os.getsid(0)
     assert (nice, int(value)) == ("nice", min(19, own + backend_probe.NICENESS))
+
+
+@pytest.mark.parametrize(
+    ("refusals", "writes"),
+    [
+        # Linux refuses all but one autogroup niceness a tenth of a second (EAGAIN): try again.
+        ([BlockingIOError(errno.EAGAIN, "busy")] * 2, 3),
+        ([BlockingIOError(errno.EAGAIN, "busy")] * 40, backend_probe.AUTOGROUP_TRIES),
+        # The child has ended (its /proc entry is gone): nothing to lower.
+        ([FileNotFoundError(errno.ENOENT, "gone")], 1),
+    ],
+)
+def test_a_refused_autogroup_niceness_is_tried_again_while_it_may_succeed(
+    monkeypatch, refusals, writes
+):
+    tried: list[tuple[str, str]] = []
+    left = list(refusals)
+
+    class Proc:  # the two files _lower_priority touches
+        def __init__(self, path: str):
+            self.path = path
+
+        def read_text(self) -> str:
+            return "/autogroup-7 nice 2\n"
+
+        def write_text(self, text: str) -> None:
+            tried.append((self.path, text))
+            if left:
+                raise left.pop(0)
+
+    monkeypatch.setattr(backend_probe, "Path", Proc)
+    monkeypatch.setattr(backend_probe.os, "setpriority", lambda *_: None)
+    no_wait = asyncio.sleep
+    monkeypatch.setattr(backend_probe.asyncio, "sleep", lambda _: no_wait(0))
+    asyncio.run(backend_probe._lower_priority(4242))
+    assert tried == [("/proc/4242/autogroup", "12")] * writes
 
 
 def test_an_autogroup_file_is_read_as_the_kernel_writes_it():

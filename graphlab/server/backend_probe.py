@@ -45,6 +45,8 @@ print(json.dumps({"name": b.name, "gpu": b.gpu, "reason": b.reason,
 TIMEOUT_S = 120
 #: How much lower than the server's the child's priority is (Unix ``nice``; 19 is the lowest).
 NICENESS = 10
+#: How many tenths of a second the server tries to set the child's autogroup niceness.
+AUTOGROUP_TRIES = 30
 
 
 def describe(found: dict[str, Any]) -> dict[str, Any]:
@@ -72,7 +74,7 @@ async def probe_backend(python: str = sys.executable) -> dict[str, Any]:
         )
     except OSError as exc:  # no such Python, or no room for another process
         return describe({"name": "unknown", "label": f"backend unknown ({exc})"})
-    _lower_priority(child.pid)
+    await _lower_priority(child.pid)
     try:
         out, err = await asyncio.wait_for(child.communicate(), TIMEOUT_S)
     except TimeoutError:
@@ -91,10 +93,15 @@ async def probe_backend(python: str = sys.executable) -> dict[str, Any]:
     return describe({"name": "unknown", "label": f"backend unknown: {last}"})
 
 
-def _lower_priority(pid: int) -> None:
+async def _lower_priority(pid: int) -> None:
     """Give the child process ``pid`` :data:`NICENESS` less priority, where the system allows it
     (not on Windows), and its session's autogroup too, where there are autogroups (Linux); a
-    child that already ended is left alone."""
+    child that already ended is left alone.
+
+    Without CAP_SYS_ADMIN, Linux takes one autogroup niceness a tenth of a second, machine-wide,
+    and refuses the others with EAGAIN: so when many servers start at once (a workshop's), the
+    write is tried again, for up to :data:`AUTOGROUP_TRIES` tenths of a second.
+    """
     if hasattr(os, "setpriority"):
         with contextlib.suppress(OSError):
             os.setpriority(os.PRIO_PROCESS, pid, os.getpriority(os.PRIO_PROCESS, 0) + NICENESS)
@@ -102,9 +109,17 @@ def _lower_priority(pid: int) -> None:
         own = autogroup_niceness(Path("/proc/self/autogroup").read_text())
     except OSError:  # no autogroups here
         return
-    if own is not None:
-        with contextlib.suppress(OSError):
+    if own is None:
+        return
+    for _ in range(AUTOGROUP_TRIES):
+        try:
             Path(f"/proc/{pid}/autogroup").write_text(str(min(19, own + NICENESS)))
+        except BlockingIOError:  # EAGAIN: another process's turn
+            await asyncio.sleep(0.1)
+        except OSError:  # the child ended, or this system forbids it
+            return
+        else:
+            return
 
 
 def autogroup_niceness(text: str) -> int | None:
