@@ -2,9 +2,9 @@
 
 ``graphlab lab`` opens one lesson. Left alone, JupyterLab asks for that notebook's kernel only
 once its page has loaded, seconds after the server answers, and the lesson's first cells then
-import torch, ``torch._dynamo`` (the CPU emulator's first capture reaches it), plotly's
-FigureWidget (through nbformat and jsonschema, whose IRI format checker builds a grammar when it
-is imported) and matplotlib: seconds more of CPU before the first picture appears.
+import torch, plotly's FigureWidget (through nbformat and jsonschema, whose IRI format checker
+builds a grammar when it is imported) and matplotlib: seconds more of CPU before the first
+picture appears.
 
 So ``graphlab lab`` names the lesson in :data:`FIRST_LESSON_ENV`, and the server extension starts
 that notebook's kernel as soon as the server runs (:func:`start_first_kernel`). JupyterLab looks
@@ -48,12 +48,11 @@ __all__ = [
 #: server's root. The server extension removes it, so the kernels do not inherit it.
 FIRST_LESSON_ENV = "GRAPHLAB_FIRST_LESSON"
 
-#: What a lesson's first picture imports, in the order its cells need them: torch and
-#: ``torch._dynamo``; plotly's FigureWidget, ipywidgets and the TimelineView; matplotlib, which
-#: draws each widget's stored PNG (its first import on a machine also builds its font cache).
+#: What a lesson's first picture imports, in the order its cells need them: torch; plotly's
+#: FigureWidget, ipywidgets and the TimelineView; matplotlib, which draws each widget's stored
+#: PNG (its first import on a machine also builds its font cache).
 WARM_MODULES = (
     "torch",
-    "torch._dynamo",
     "plotly.graph_objs._figurewidget",
     "graphlab.widgets.timeline_view",
     "graphlab.widgets.timeline_picture",
