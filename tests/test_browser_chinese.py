@@ -29,6 +29,7 @@ from test_browser_course import (
     jupyter,
     open_notebook,
     show_sidebar,
+    wait_restored,
     wait_until,
 )
 
@@ -60,12 +61,12 @@ def shoot(target, folder: Path, name: str) -> None:
     print(f"screenshot: {shot}")
 
 
-def wait_restored(page, command: str) -> None:
+def wait_for_command(page, command: str) -> None:
     """Wait until JupyterLab has the extension's ``command`` and has drawn its layout."""
     page.wait_for_function(
         f"() => {APP} && {APP}.commands.hasCommand('{command}')", timeout=SERVER_START_S * 1000
     )
-    page.evaluate(f"async () => {{ await {APP}.restored; }}")
+    wait_restored(page)
 
 
 def lesson_rows(page) -> list[str]:
@@ -91,7 +92,7 @@ def test_switching_jupyterlab_to_chinese_switches_the_course(tmp_path):
         page.locator(".lm-Menu-item", has_text="中文").click()
         with page.expect_navigation(timeout=UI_S * 1000):
             page.locator(".jp-Dialog .jp-mod-accept").click()
-        wait_restored(page, "graphlab:tour")
+        wait_for_command(page, "graphlab:tour")
         assert page.locator("#jp-MainMenu").get_by_text("设置", exact=True).is_visible()
 
         show_sidebar(page)
@@ -159,7 +160,7 @@ def test_graphlab_lab_lang_starts_jupyterlab_in_chinese_without_the_users_settin
         browser_page() as page,
     ):
         page.goto(f"{base}/lab?token={TOKEN}", timeout=SERVER_START_S * 1000)
-        wait_restored(page, "graphlab:open-trace")
+        wait_for_command(page, "graphlab:open-trace")
         assert page.locator("#jp-MainMenu").get_by_text("设置", exact=True).is_visible()
         show_sidebar(page)
         wait_until(page, f"{FIRST_TITLE} === '小练习'")

@@ -226,10 +226,19 @@ def show_sidebar(page) -> None:
     Activating it earlier can be undone a moment later, when the restorer brings back the panel
     the layout had open (the file browser), which leaves the sidebar's buttons hidden.
     """
-    page.evaluate(
-        f"async () => {{ await {APP}.restored;"
-        f" {APP}.shell.activateById('graphlab-course-sidebar'); }}"
-    )
+    wait_restored(page)
+    page.evaluate(f"() => {APP}.shell.activateById('graphlab-course-sidebar')")
+
+
+def wait_restored(page) -> None:
+    """Wait until JupyterLab has restored its layout (``app.restored`` has resolved).
+
+    The page notes the moment in a flag that is polled, rather than have ``page.evaluate`` await
+    the promise: chromium holds the promise of an awaited evaluation only weakly, and once
+    failed such a wait with "Resulting promise was garbage collected".
+    """
+    page.evaluate(f"() => {{ {APP}.restored.then(() => {{ window.graphlabRestored = true; }}); }}")
+    page.wait_for_function("() => window.graphlabRestored === true", timeout=UI_S * 1000)
 
 
 def wait_until(page, condition: str) -> None:
