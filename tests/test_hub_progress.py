@@ -5,6 +5,8 @@ and the learners' servers do (tests/test_hub.py does the same with a real hub)."
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 import threading
 from datetime import UTC, datetime
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -186,3 +188,14 @@ def test_a_hub_that_does_not_list_its_users_is_one_clear_error(monkeypatch, user
         "http://hub/hub/api/users did not answer with JupyterHub's list of users: give the hub's "
         "own address"
     )
+
+
+def test_the_instructors_progress_tools_do_without_torch():
+    # The hub's progress page and `graphlab progress --hub` serve an instructor, often on a
+    # machine of their own: importing torch would cost them 1.5 s of CPU for nothing.
+    code = (
+        "import sys, graphlab.workshop.instructor_view, graphlab.cli.progress\n"
+        "print(sorted(m for m in ('torch', 'graphlab.diagnose.diagnosis') if m in sys.modules))"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout == "[]\n"

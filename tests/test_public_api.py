@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 import subprocess
 import sys
 
@@ -24,6 +25,8 @@ def test_promised_names_on_a_cpu_machine():
     assert graphlab.recording("chain_1000_k4096").meta["gpu"] == "NVIDIA H200"
     # A callable package: the function and the lesson's example models under one name.
     assert graphlab.diagnose.__call__.__doc__ == graphlab.diagnose.diagnose.__doc__
+    # Jupyter's help (graphlab.diagnose?) shows the function's own parameters.
+    assert inspect.signature(graphlab.diagnose) == inspect.signature(graphlab.diagnose.diagnose)
     assert callable(graphlab.diagnose) and callable(graphlab.diagnose.examples.decoder_step)
 
 
