@@ -397,7 +397,7 @@ def main() -> None:
     )
     args = parser.parse_args()
     sys.path.insert(0, str(ROOT / "tests"))
-    from test_browser import CHROMIUM, CHROMIUM_ARGS  # the browser as the UI tests start it
+    from browser.chromium import CHROMIUM, CHROMIUM_ARGS  # the browser as the UI tests start it
 
     if not Path(CHROMIUM).exists():
         sys.exit(f"{CHROMIUM} not found: apt-get install -y chromium")

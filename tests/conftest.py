@@ -24,6 +24,7 @@ import types
 
 import pytest
 import torch
+from browser import chromium
 
 from graphlab.language import ENV as LANGUAGE
 
@@ -90,3 +91,11 @@ def progress_log(monkeypatch):
     stand_in = types.SimpleNamespace(record=lambda *result: log.append(result))
     monkeypatch.setattr(_feedback, "_progress", lambda: stand_in)
     return log
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _one_browser_per_file():
+    """The browser tests of a file share one chromium (tests/browser/chromium.py); it is closed
+    when the file's tests are done, so that no browser outlives its file."""
+    yield
+    chromium.close()

@@ -32,21 +32,13 @@ from pathlib import Path
 
 import nbformat
 import pytest
+from browser.chromium import need_chromium, new_page
 from browser.stored import execute_as_stored
 from nbconvert import HTMLExporter
 from right_answers import repoint_by_hand
 
 pytestmark = pytest.mark.browser
 
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-]
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOK = Path(__file__).with_name("browser") / "widgets_demo.ipynb"
 SCREENSHOTS = ROOT / "test-output" / "browser"
@@ -180,41 +172,25 @@ def stop(proc: subprocess.Popen) -> None:
         proc.wait(timeout=30)
 
 
-def need_chromium() -> None:
-    if not Path(CHROMIUM).exists():
-        pytest.fail(
-            f"{CHROMIUM} not found: install Debian's chromium (apt-get install -y chromium), "
-            "as CI's .ci/run does; this test drives a real browser and must not be skipped"
-        )
-
-
 def in_lab(tmp: Path, notebook: Path, steps, *options: str) -> None:
     """Start JupyterLab with ``notebook``, open it in chromium and run ``steps(page, base)``;
     a screenshot of the whole page is saved if they fail."""
     need_chromium()
-    from playwright.sync_api import sync_playwright
-
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     proc, base, log = start_lab(tmp, notebook, *options)
     try:
         wait_for_server(base, proc, log)
-        with sync_playwright() as p:
-            browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        with new_page(1400, 1100) as page:
+            page.goto(
+                f"{base}/lab/tree/{notebook.name}?token={TOKEN}", timeout=SERVER_START_S * 1000
+            )
             try:
-                page = browser.new_page(viewport={"width": 1400, "height": 1100})
-                page.goto(
-                    f"{base}/lab/tree/{notebook.name}?token={TOKEN}",
-                    timeout=SERVER_START_S * 1000,
-                )
-                try:
-                    steps(page)
-                except BaseException:
-                    shot = SCREENSHOTS / f"failure_{steps.__name__}.png"
-                    page.screenshot(path=str(shot), full_page=True)
-                    print(f"screenshot at failure: {shot}")
-                    raise
-            finally:
-                browser.close()
+                steps(page)
+            except BaseException:
+                shot = SCREENSHOTS / f"failure_{steps.__name__}.png"
+                page.screenshot(path=str(shot), full_page=True)
+                print(f"screenshot at failure: {shot}")
+                raise
     finally:
         stop(proc)
 
@@ -390,9 +366,6 @@ PNG_WIDTHS = [2 * 980, 2 * 600]
 
 
 def test_nbconvert_html_shows_the_pictures_offline(saved_notebook, tmp_path):
-    need_chromium()
-    from playwright.sync_api import sync_playwright
-
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     page_html, _ = HTMLExporter().from_notebook_node(nbformat.read(saved_notebook, as_version=4))
     path = tmp_path / "saved_pictures.html"
@@ -408,23 +381,18 @@ def test_nbconvert_html_shows_the_pictures_offline(saved_notebook, tmp_path):
             refused.append(route.request.url)
             route.abort()
 
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        try:
-            page = browser.new_page(viewport={"width": 1200, "height": 900})
-            page.route("**/*", offline)
-            page.goto(path.as_uri())
-            page.wait_for_load_state("load")
-            widths = page.evaluate(
-                "() => Array.from(document.images).map(i => i.complete ? i.naturalWidth : 0)"
-            )
-            assert widths == PNG_WIDTHS
-            assert page.locator("img").nth(0).is_visible()
-            shot = SCREENSHOTS / "nbconvert_offline.png"
-            page.screenshot(path=str(shot), full_page=True)
-            print(f"screenshot: {shot}; refused: {refused}")
-        finally:
-            browser.close()
+    with new_page(1200, 900) as page:
+        page.route("**/*", offline)
+        page.goto(path.as_uri())
+        page.wait_for_load_state("load")
+        widths = page.evaluate(
+            "() => Array.from(document.images).map(i => i.complete ? i.naturalWidth : 0)"
+        )
+        assert widths == PNG_WIDTHS
+        assert page.locator("img").nth(0).is_visible()
+        shot = SCREENSHOTS / "nbconvert_offline.png"
+        page.screenshot(path=str(shot), full_page=True)
+        print(f"screenshot: {shot}; refused: {refused}")
     assert not any("plot.ly" in url or "plotly" in url for url in refused)
 
 

@@ -70,7 +70,10 @@ def wait_for_command(page, command: str) -> None:
 
 
 def lesson_rows(page) -> list[str]:
+    """The sidebar's lesson rows as a learner reads them. Read once the rows are on screen: the
+    text of a row not laid out yet has no spaces between its parts (number, title, score)."""
     rows = page.locator("#graphlab-course-sidebar .graphlab-Sidebar-lesson")
+    rows.last.wait_for(state="visible", timeout=UI_S * 1000)
     return [" ".join(text.split()) for text in rows.all_inner_texts()]
 
 

@@ -29,9 +29,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from browser.chromium import new_page
 from test_browser import (
-    CHROMIUM,
-    CHROMIUM_ARGS,
     SCREENSHOTS,
     SERVER_START_S,
     TOKEN,
@@ -187,25 +186,13 @@ def jupyter(
 
 @contextmanager
 def browser_page():
-    if not Path(CHROMIUM).exists():
-        pytest.fail(
-            f"{CHROMIUM} not found: install Debian's chromium (apt-get install -y chromium); "
-            "this test drives a real browser and must not be skipped"
-        )
-    from playwright.sync_api import sync_playwright
-
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+    with new_page(1400, 900) as page:
         try:
-            page = browser.new_page(viewport={"width": 1400, "height": 900})
-            try:
-                yield page
-            except BaseException:
-                page.screenshot(path=str(SCREENSHOTS / "course_failure.png"), full_page=True)
-                raise
-        finally:
-            browser.close()
+            yield page
+        except BaseException:
+            page.screenshot(path=str(SCREENSHOTS / "course_failure.png"), full_page=True)
+            raise
 
 
 def save(target, name: str) -> None:

@@ -50,6 +50,7 @@ if shutil.which("configurable-http-proxy") is None:
     )
 
 import requests  # noqa: E402  (jupyterhub brings it)
+from browser.chromium import new_page  # noqa: E402
 from tornado.httpclient import HTTPRequest  # noqa: E402
 from tornado.websocket import websocket_connect  # noqa: E402
 
@@ -59,7 +60,6 @@ from graphlab.workshop.readiness import closed_to_others, environment_paths  # n
 ROOT = Path(__file__).resolve().parent.parent
 DEPLOY = ROOT / "deploy"
 SCREENSHOT = ROOT / "test-output" / "hub" / "instructor_view.png"
-CHROMIUM = "/usr/bin/chromium"
 # Each run's accounts get a prefix of their own, so that a run never meets a previous one's.
 PREFIX = "gl" + uuid.uuid4().hex[:4]
 ADA, GRACE, LINUS = (PREFIX + name for name in ("ada", "grace", "linus"))
@@ -485,23 +485,14 @@ def _page_rows(text: str, course) -> dict[str, list[str]]:
 
 def _screenshot(hub: Hub, course) -> None:
     """The instructor's view in chromium, after logging in through the hub's form."""
-    if not Path(CHROMIUM).exists():
-        pytest.fail(f"{CHROMIUM} not found: install Debian's chromium (apt-get install chromium)")
-    from playwright.sync_api import sync_playwright
-
     SCREENSHOT.parent.mkdir(parents=True, exist_ok=True)
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
-        try:
-            page = browser.new_page(viewport={"width": 1400, "height": 500})
-            page.goto(f"{hub.url}/services/progress/", timeout=REQUEST_S * 1000)
-            page.fill("#username_input", TEACHER)
-            page.fill("#password_input", PASSWORD[TEACHER])
-            page.click("#login_submit")
-            page.wait_for_selector("table", timeout=REQUEST_S * 1000)
-            cells = page.locator("td.passed, td.failed").all_inner_texts()
-            assert sorted(cells) == ["failed", "passed", "passed"]
-            page.screenshot(path=str(SCREENSHOT), full_page=True)
-        finally:
-            browser.close()
+    with new_page(1400, 500) as page:
+        page.goto(f"{hub.url}/services/progress/", timeout=REQUEST_S * 1000)
+        page.fill("#username_input", TEACHER)
+        page.fill("#password_input", PASSWORD[TEACHER])
+        page.click("#login_submit")
+        page.wait_for_selector("table", timeout=REQUEST_S * 1000)
+        cells = page.locator("td.passed, td.failed").all_inner_texts()
+        assert sorted(cells) == ["failed", "passed", "passed"]
+        page.screenshot(path=str(SCREENSHOT), full_page=True)
     print(f"instructor's view: {SCREENSHOT}")
