@@ -251,27 +251,37 @@ def test_the_trace_viewers_warm_up_leaves_the_notebook_widgets_out():
 
 def test_the_warm_up_waits_until_the_server_runs(tmp_path):
     # Loading the extension starts no thread: the warm-up is handed to the server's event loop,
-    # and starts when the loop runs it. A fresh Python, so that nothing has imported it yet.
+    # which runs it once the processor is quiet (tests/test_when_quiet.py), and the warm-up says
+    # in the server's log when it is done. A fresh Python, so that nothing has imported it yet.
     code = f"""
-import logging, sys, threading, types, tornado.web
-from graphlab.server import _load_jupyter_server_extension
+import asyncio, logging, sys, threading, types, tornado.web
+from graphlab.server import _load_jupyter_server_extension, when_quiet
+logging.basicConfig(stream=sys.stdout, format="%(message)s", level=logging.INFO)
 later = []
 app = types.SimpleNamespace(
     web_app=tornado.web.Application(base_url="/"), contents_manager=None,
     root_dir={str(tmp_path)!r}, base_url="/", log=logging.getLogger("test"),
-    io_loop=types.SimpleNamespace(add_callback=later.append),
+    io_loop=types.SimpleNamespace(add_callback=lambda *call: later.append(call)),
 )
 threads = threading.active_count()
 _load_jupyter_server_extension(app)
-print(threading.active_count() - threads, len(later), "graphlab.server.trace_report" in sys.modules)
-later[0]()
+print(threading.active_count() - threads, len(later), later[0][0] is when_quiet.when_quiet,
+      "graphlab.server.trace_report" in sys.modules)
+when_quiet.LONGEST_WAIT_S = 0  # no waiting here
+work, page_loaded = later[0][1:]
+page_loaded.close()  # the page's signal, not awaited here
+asyncio.run(when_quiet.when_quiet(work))
 for thread in threading.enumerate():
     if thread is not threading.main_thread():
         thread.join()
 print("graphlab.server.trace_report" in sys.modules)
 """
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert out.stdout.split() == ["0", "1", "False", "True"]
+    loaded, queued, warmed, imported = out.stdout.splitlines()
+    assert loaded == "graphlab: course API at /graphlab/"
+    assert queued.split() == ["0", "1", "True", "False"]
+    assert re.fullmatch(r"graphlab: trace viewer warmed up in \d+\.\d s", warmed), warmed
+    assert imported == "True"
 
 
 async def test_trace_report_is_the_gaps_report(jp_fetch, course):

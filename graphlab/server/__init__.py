@@ -30,12 +30,17 @@ def _jupyter_server_extension_points() -> list[dict[str, str]]:
 def _load_jupyter_server_extension(server_app: ServerApp) -> None:
     from . import first_kernel
     from .handlers import setup_handlers, start_warm_up
+    from .when_quiet import when_quiet
 
     root = getattr(server_app.contents_manager, "root_dir", None) or server_app.root_dir
     setup_handlers(server_app.web_app, root)
-    # Once the server's event loop runs: the server answers sooner, and the warm-up runs while
-    # the browser loads the page.
-    server_app.io_loop.add_callback(start_warm_up)
+    # The trace viewer's warm-up, once a page has loaded the course and the processor has a core
+    # to spare (the first picture drawn), so that it slows neither.
+    server_app.io_loop.add_callback(
+        when_quiet,
+        lambda: start_warm_up(server_app.log),
+        server_app.web_app.settings["graphlab_page_loaded"].wait(),
+    )
     # The lesson graphlab lab opens gets its kernel now, not once the page has loaded.
     first_kernel.schedule(server_app, Path(root))
     server_app.log.info("graphlab: course API at %sgraphlab/", server_app.base_url)

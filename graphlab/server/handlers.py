@@ -31,6 +31,7 @@ from __future__ import annotations
 import asyncio
 import importlib
 import json
+import logging
 import math
 import threading
 import time
@@ -101,6 +102,8 @@ class LessonsHandler(_Base):
 class BackendHandler(_Base):
     @tornado.web.authenticated
     async def get(self) -> None:
+        # A page has loaded the course: the trace viewer's warm-up may start once it is quiet.
+        self.settings["graphlab_page_loaded"].set()
         # One probe per server, shared by every request that arrives while it runs.
         if "graphlab_backend" not in self.settings:
             self.settings["graphlab_backend"] = asyncio.ensure_future(probe_backend())
@@ -215,24 +218,30 @@ ROUTES = (
 )
 
 
-def _warm_up_trace_viewer() -> None:
+def _warm_up_trace_viewer(log: logging.Logger) -> None:
+    started = time.monotonic()
     importlib.import_module(f"{__package__}.trace_report").warm_up()
+    log.info("graphlab: trace viewer warmed up in %.1f s", time.monotonic() - started)
 
 
-def start_warm_up() -> None:
-    """Import the trace viewer's code and draw a first figure, on a background thread.
+def start_warm_up(log: logging.Logger) -> None:
+    """Import the trace viewer's code and draw a first figure, on a background thread; say so
+    in the server's ``log`` when it is done.
 
     The code pulls in plotly and the widgets' figure code, and plotly's first figure builds its
     validators: about half a second of CPU that the first trace opened would otherwise wait
     for. The server extension calls this once the server runs (not while it starts, where the
-    thread would hold Python's lock against the rest of the start-up).
+    thread would hold Python's lock against the rest of the start-up) and the processor has a
+    core to spare (:mod:`graphlab.server.when_quiet`).
     """
-    threading.Thread(target=_warm_up_trace_viewer, daemon=True).start()
+    threading.Thread(target=_warm_up_trace_viewer, args=(log,), daemon=True).start()
 
 
 def setup_handlers(web_app: tornado.web.Application, root_dir: str) -> None:
     """Add the routes under ``<base_url>graphlab/`` to the server's tornado application."""
     web_app.settings["graphlab_root_dir"] = str(Path(root_dir).resolve())
+    # Set by the first page that asks for the backend, which the course's sidebar does on load.
+    web_app.settings["graphlab_page_loaded"] = asyncio.Event()
     base = web_app.settings["base_url"]
     web_app.add_handlers(
         ".*$", [(url_path_join(base, "graphlab", route), handler) for route, handler in ROUTES]
