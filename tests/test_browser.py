@@ -21,9 +21,9 @@ network is used: JupyterLab serves every asset itself, plotly's widget code ship
 from __future__ import annotations
 
 import inspect
+import json
 import os
 import shutil
-import socket
 import subprocess
 import sys
 import time
@@ -106,27 +106,29 @@ GPU_BARS_JS = """([plot, name]) => {
 }"""
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+def wait_for_server(proc: subprocess.Popen, runtime: Path, log: Path) -> str:
+    """The base URL of the Jupyter server ``proc`` once it answers.
 
-
-def wait_for_server(base: str, proc: subprocess.Popen, log: Path) -> None:
+    The server is started on port 0 and takes a free port as it binds, which it writes in its
+    runtime folder (``jpserver-<pid>.json``): a port chosen beforehand could be taken by another
+    test's server before this one bound it, and the page would then talk to that server.
+    """
     deadline = time.monotonic() + SERVER_START_S
     while time.monotonic() < deadline:
         if proc.poll() is not None:
             pytest.fail(f"jupyter lab exited with {proc.returncode}:\n{log.read_text()[-3000:]}")
+        found = list(runtime.glob("jpserver-*.json"))
         try:
+            base = f"http://127.0.0.1:{json.loads(found[0].read_text())['port']}"
             with urllib.request.urlopen(f"{base}/api/status?token={TOKEN}", timeout=5) as r:
                 if r.status == 200:
-                    return
-        except OSError:
+                    return base
+        except (IndexError, ValueError, KeyError, OSError):  # not written yet, or no answer
             time.sleep(0.5)
     pytest.fail(f"jupyter lab did not answer within {SERVER_START_S} s:\n{log.read_text()[-3000:]}")
 
 
-def start_lab(tmp: Path, notebook: Path, *options: str) -> tuple[subprocess.Popen, str, Path]:
+def start_lab(tmp: Path, notebook: Path, *options: str) -> tuple[subprocess.Popen, Path, Path]:
     """JupyterLab (as ``graphlab lab`` starts it) on loopback with a token, its root (holding a
     copy of ``notebook``), config, data and settings all under ``tmp``. A fresh data folder
     holds no notebook signatures, so a notebook counts as trusted only once its cells run in
@@ -148,11 +150,10 @@ def start_lab(tmp: Path, notebook: Path, *options: str) -> tuple[subprocess.Pope
         '{"disabledExtensions": {"@jupyterlab/apputils-extension:announcements": true,'
         ' "jupyterlab-tour": true}}'
     )
-    port = free_port()
     log = tmp / "jupyter.log"
     command = [
         sys.executable, "-m", "graphlab.cli.lab_server", "--no-browser",
-        "--ServerApp.ip=127.0.0.1", f"--ServerApp.port={port}",
+        "--ServerApp.ip=127.0.0.1", "--ServerApp.port=0",
         "--ServerApp.port_retries=0", f"--IdentityProvider.token={TOKEN}",
         f"--ServerApp.root_dir={root}", "--LabApp.expose_app_in_browser=True",
         "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
@@ -160,7 +161,7 @@ def start_lab(tmp: Path, notebook: Path, *options: str) -> tuple[subprocess.Pope
     ]  # fmt: skip
     with log.open("w") as out:
         proc = subprocess.Popen(command, env=env, stdout=out, stderr=subprocess.STDOUT, cwd=root)
-    return proc, f"http://127.0.0.1:{port}", log
+    return proc, tmp / "runtime", log
 
 
 def stop(proc: subprocess.Popen) -> None:
@@ -177,9 +178,9 @@ def in_lab(tmp: Path, notebook: Path, steps, *options: str) -> None:
     a screenshot of the whole page is saved if they fail."""
     need_chromium()
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
-    proc, base, log = start_lab(tmp, notebook, *options)
+    proc, runtime, log = start_lab(tmp, notebook, *options)
     try:
-        wait_for_server(base, proc, log)
+        base = wait_for_server(proc, runtime, log)
         with new_page(1400, 1100) as page:
             page.goto(
                 f"{base}/lab/tree/{notebook.name}?token={TOKEN}", timeout=SERVER_START_S * 1000

@@ -34,7 +34,6 @@ from test_browser import (
     SCREENSHOTS,
     SERVER_START_S,
     TOKEN,
-    free_port,
     stop,
     wait_for_server,
 )
@@ -161,7 +160,6 @@ def jupyter(
         "JUPYTERLAB_WORKSPACES_DIR": str(tmp / "workspaces"),
         "PYTHONPATH": os.pathsep.join([str(HERE.parent), os.environ.get("PYTHONPATH", "")]),
     }
-    port = free_port()
     log = tmp / "jupyter.log"
     expose = "LabApp" if app == "lab" else "JupyterNotebookApp"
     # JupyterLab as graphlab lab starts it (JupyterLab's own command, jsonschema's IRI parsers
@@ -169,7 +167,7 @@ def jupyter(
     server = ["graphlab.cli.lab_server"] if app == "lab" else ["jupyter", app]
     command = [
         sys.executable, "-m", *server, "--no-browser",
-        "--ServerApp.ip=127.0.0.1", f"--ServerApp.port={port}",
+        "--ServerApp.ip=127.0.0.1", "--ServerApp.port=0",
         "--ServerApp.port_retries=0", f"--IdentityProvider.token={TOKEN}",
         f"--ServerApp.root_dir={root}", f"--{expose}.expose_app_in_browser=True",
         "--ServerApp.allow_root=True",
@@ -177,8 +175,7 @@ def jupyter(
     with log.open("w") as out:
         proc = subprocess.Popen(command, env=env, stdout=out, stderr=subprocess.STDOUT, cwd=root)
     try:
-        base = f"http://127.0.0.1:{port}"
-        wait_for_server(base, proc, log)
+        base = wait_for_server(proc, tmp / "runtime", log)
         yield base, root, store
     finally:
         stop(proc)
