@@ -10,7 +10,6 @@ import json
 import os
 import pickle
 import re
-import socket
 import subprocess
 import time
 import urllib.error
@@ -194,12 +193,6 @@ def test_timeline_view_still_shows_the_escaped_kernel_name():
 # -- graphlab lab: localhost, with a token --------------------------------------------------------
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def _listening_addresses(port: int) -> set[str]:
     """Local addresses (hex, as /proc/net/tcp* writes them) listening on ``port``."""
     found = set()
@@ -228,8 +221,9 @@ def test_lab_server_listens_on_localhost_and_wants_its_token(tmp_path):
 
     parser = argparse.ArgumentParser()
     lab.add_arguments(parser)
-    port = _free_port()
-    command = build_command(parser.parse_args(["--no-browser", "--port", str(port)]), tmp_path)
+    # Port 0: the server takes a free port as it binds (one picked beforehand could be taken by
+    # another test's server first) and prints it in its URL.
+    command = build_command(parser.parse_args(["--no-browser", "--port", "0"]), tmp_path)
     if os.geteuid() == 0:  # Jupyter refuses root (CI containers) unless told; see the report
         command.append("--allow-root")
     # A private Jupyter config and runtime folder: no user setting can switch the token off.
@@ -242,15 +236,15 @@ def test_lab_server_listens_on_localhost_and_wants_its_token(tmp_path):
     env.pop("JUPYTER_TOKEN", None)
     server = subprocess.Popen(command, env=env, stderr=subprocess.PIPE, text=True)
     try:
-        token = None
+        match = None
         deadline = time.monotonic() + 60
-        while token is None and time.monotonic() < deadline:
+        while match is None and time.monotonic() < deadline:
             line = server.stderr.readline()
             if not line and server.poll() is not None:
                 pytest.fail(f"JupyterLab exited with status {server.returncode}")
-            match = re.search(rf"http://127\.0\.0\.1:{port}/lab\?token=(\w+)", line)
-            token = match.group(1) if match else None
-        assert token, "JupyterLab printed no URL with a token"
+            match = re.search(r"http://127\.0\.0\.1:(\d+)/lab\?token=(\w+)", line)
+        assert match, "JupyterLab printed no URL with a token"
+        port, token = int(match[1]), match[2]
         assert len(token) >= 32
         # Jupyter prints its URL a moment before the socket is listening.
         while not _listening_addresses(port) and time.monotonic() < deadline:
