@@ -73,7 +73,8 @@ def backend() -> Backend:
                 "with an NVIDIA GPU."
             )
         )
-    return Backend("emulator", "cpu", f"{_NO_GPU}; {_EMULATED}")
+    why = _NO_CUDA_BUILD if torch.version.cuda is None else _NO_GPU  # a ROCm build, say
+    return Backend("emulator", "cpu", f"{why}; {_EMULATED}")
 
 
 _NO_CUDA_BUILD = "this torch build has no CUDA support"
