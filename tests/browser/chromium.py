@@ -1,9 +1,10 @@
 """Debian's chromium, as the browser tests drive it: one browser per test file, a fresh context
 (its own cookies, storage and cache, as a new browser has) for each page.
 
-Starting chromium and playwright's driver costs about 3.5 s of CPU; a test file's tests share one
-browser, and ``tests/conftest.py`` closes it when the file's tests are done (at the latest, when
-the process exits).
+A test file's tests share one browser, which saves a start of chromium and playwright's driver
+per test (about a second of CPU each, over the browser test files on a 2-core machine);
+``tests/conftest.py`` closes it when the file's tests are done (at the latest, when the process
+exits).
 """
 
 from __future__ import annotations
