@@ -18,6 +18,7 @@ only to give the shape of an eager run and a replay; they are not GPU measuremen
 from __future__ import annotations
 
 import argparse
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -63,10 +64,6 @@ def synthetic_pair(n: int) -> tuple[Timeline, Timeline]:
     return eager, graph
 
 
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync", "--no-first-run"]  # fmt: skip
-
 # Draw the figure embedded in the page and resolve to the milliseconds Plotly.newPlot took.
 DRAW_PAGE = """<!doctype html><meta charset="utf-8"><script>{plotly}</script>
 <div id="plot" style="width:1400px"></div>
@@ -84,6 +81,9 @@ window.drawMs = (async () => {{
 def browser_draw_ms(figures: list[go.Figure], folder) -> list[float]:
     """Milliseconds chromium takes to draw each figure (page already loaded and parsed)."""
     from playwright.sync_api import sync_playwright
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
+    from browser.chromium import CHROMIUM, CHROMIUM_ARGS  # the browser as the UI tests start it
 
     plotly = get_plotlyjs()
     times = []
