@@ -459,8 +459,9 @@ def drive_lesson_14(page) -> None:
     assert cell.get_by_text("recorded on NVIDIA H200").count() == 1
     save(cell, "plan_view.png")
     cell.locator("select").select_option("memory")
+    # While the widget redraws, the search can briefly find no figure: null until it is back.
     page.wait_for_function(
-        f"() => ({PLAN_VIEW_JS}).layout.xaxis.type === 'log'", timeout=REDRAW_S * 1000
+        f"() => ({PLAN_VIEW_JS})?.layout.xaxis.type === 'log'", timeout=REDRAW_S * 1000
     )
     save(cell, "plan_view_memory.png")
 
