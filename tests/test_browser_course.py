@@ -31,6 +31,7 @@ import numpy as np
 import pytest
 from browser.chromium import new_page
 from test_browser import (
+    KERNEL_IDLE_JS,
     SCREENSHOTS,
     SERVER_START_S,
     TOKEN,
@@ -225,6 +226,17 @@ def wait_restored(page) -> None:
     page.wait_for_function("() => window.graphlabRestored === true", timeout=UI_S * 1000)
 
 
+def wait_kernel_idle(page) -> None:
+    """Wait until the open notebook's kernel is started and idle, before running a cell.
+
+    A cell run while the notebook has no kernel yet (its start still under way on a loaded
+    machine) can make JupyterLab ask which kernel to start, in a "Select Kernel" dialog that
+    holds back every later dialog until answered (seen on CI); a learner waits for the kernel
+    indicator, and so does the test.
+    """
+    page.wait_for_function(KERNEL_IDLE_JS, timeout=SERVER_START_S * 1000)
+
+
 def wait_until(page, condition: str) -> None:
     """Wait for a JavaScript condition on the page (UI_S at most)."""
     page.wait_for_function(f"() => {condition}", timeout=UI_S * 1000)
@@ -280,6 +292,7 @@ def test_sidebar_status_bar_and_solutions_in_jupyterlab(tmp_path, monkeypatch):
         # after the solution ran in the kernel, and the sidebar says so.
         monkeypatch.setattr(progress, "_solutions_run", {"tiny"})  # as %%solution would
         progress.record("01_tiny", "tiny", True)  # as the lesson's checker would
+        wait_kernel_idle(page)
         page.locator(".jp-Cell").last.click()
         page.keyboard.press("Shift+Enter")
         wait_until(page, STATUS_SAYS.format(text="course 1/2"))
@@ -298,11 +311,9 @@ def test_sidebar_status_bar_and_solutions_in_jupyterlab(tmp_path, monkeypatch):
         # Reset progress, confirmed in its dialog, empties the store and both views.
         # (not awaited: the command's promise waits for the dialog, and evaluate would too)
         page.evaluate(f"() => {{ {APP}.commands.execute('graphlab:reset-progress'); }}")
-        # The dialog is found by its title, and Enter is pressed on its own Reset button: a mouse
-        # click on Reset was lost about one full test run in ten (the dialog left open, Reset
-        # focused; cause not found), and once, on a loaded machine, JupyterLab's own kernel
-        # dialog ("Select") had the focus when this one opened, so "the focused button" is not
-        # enough. The dialog listens for keys from the moment it is in the page.
+        # The dialog is found by its title and Enter pressed on its Reset button: a mouse click
+        # on Reset was lost about one full test run in ten (the dialog left open, Reset focused;
+        # cause not found). The dialog listens for keys from the moment it is in the page.
         dialog = page.locator(".jp-Dialog", has_text="Reset course progress?")
         reset = dialog.locator(".jp-mod-accept")
         reset.wait_for(timeout=UI_S * 1000)
@@ -438,10 +449,7 @@ def test_notebook7_opens_a_lesson_and_shows_its_solution(tmp_path):
 def test_run_all_skips_the_solution_and_a_correct_answer_passes(tmp_path):
     with jupyter(tmp_path) as (base, _, _), browser_page() as page:
         open_notebook(page, base, LESSON.name)
-        page.wait_for_function(
-            f"() => {APP}.shell.currentWidget.sessionContext.session?.kernel?.status === 'idle'",
-            timeout=SERVER_START_S * 1000,
-        )
+        wait_kernel_idle(page)
         page.evaluate(f"() => {{ {APP}.commands.execute('notebook:run-all-cells'); }}")
         check = page.locator(".jp-Cell").nth(4).locator(".jp-OutputArea-output")
         check.wait_for(timeout=UI_S * 1000)
