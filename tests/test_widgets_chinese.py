@@ -8,10 +8,13 @@ ones (copied here so that this file stands alone).
 
 from __future__ import annotations
 
+import logging
 import warnings
 
+import matplotlib
 import numpy as np
 import pytest
+from matplotlib import font_manager
 from test_widgets import EAGER, GRAPH  # the timelines worked out by hand there
 
 from graphlab import planner
@@ -186,6 +189,30 @@ def test_without_a_chinese_font_a_picture_warns_once_in_one_sentence(eager, grap
         "请安装一种中文字体，例如 apt-get install fonts-noto-cjk，然后重启内核"
     ]
     pictures._no_chinese_font.cache_clear()
+
+
+def test_a_one_weight_chinese_font_leaves_no_log_line_under_a_picture(
+    eager, graph, chinese, caplog
+):
+    """A Chinese font in one weight draws bold titles in its regular weight, quietly.
+
+    DejaVu Sans Display, which matplotlib ships in its regular weight only, stands in for such a
+    font. Outside graphlab's drawing, matplotlib logs the fallback for a bold text (the control, at
+    a size no picture uses, as matplotlib remembers each font lookup); inside, nothing is logged."""
+    family = "DejaVu Sans Display"
+    weights = {font.weight for font in font_manager.fontManager.ttflist if font.name == family}
+    assert weights == {400}
+    chinese.setattr(pictures, "cjk_family", lambda: family)
+    caplog.set_level(logging.WARNING, logger="matplotlib.font_manager")
+    TimelineView(eager=eager, graph=graph).picture()
+    GapView(eager=eager, graph=graph).picture()
+    assert caplog.messages == []
+    with matplotlib.rc_context(pictures._style()):
+        control = pictures.Canvas(200, 40)
+        control.text(0, 0, "图重放", fontweight="bold", fontsize=17.3)
+        control.png()
+    fallback = f"findfont: Failed to find font weight bold for {family}, now using 400."
+    assert caplog.messages == [fallback]
 
 
 def test_gap_view_in_chinese(eager, graph):

@@ -126,7 +126,10 @@ WAIT_S = 60.0
 # number of elements), report each finished step, then stay alive for ``hold_s`` as a training
 # process that went on to other work would. It exits as soon as its parent is gone, so that
 # stopping the parent (a time limit) leaves no rank behind. Its three report lines come in the
-# learner's language, translated by the parent.
+# learner's language, translated by the parent. The ranks share one output pipe, so each line goes
+# out in one write: print() writes a line's text and its newline separately where Python runs
+# unbuffered (PYTHONUNBUFFERED, as some notebook runners set), and another rank's line can land
+# between the two.
 _RANK_PROGRAM = """
 import json, os, sys, threading, time
 from datetime import timedelta
@@ -142,12 +145,15 @@ import torch.distributed as dist
 dist.init_process_group(
     "gloo", init_method=url, rank=rank, world_size=world, timeout=timedelta(seconds=wait_s)
 )
+def say(line: str) -> None:
+    sys.stdout.write(line + "\\n")
+    sys.stdout.flush()
 for step, graph in enumerate(replays[rank]):
-    print(launches.format(rank=rank, step=step, graph=graph), flush=True)
+    say(launches.format(rank=rank, step=step, graph=graph))
     for signature in graph:
         dist.all_reduce(torch.ones(int(signature.split()[-1])))
-    print(done.format(rank=rank, step=step), flush=True)
-print(none_left.format(rank=rank), flush=True)
+    say(done.format(rank=rank, step=step))
+say(none_left.format(rank=rank))
 time.sleep(hold_s)
 os._exit(0)
 """

@@ -15,12 +15,17 @@ glyphs for: matplotlib then falls back, character by character, to the first Chi
 :data:`CJK_FAMILIES` installed (Noto Sans CJK comes with most Linux desktops). Where none is,
 the picture is drawn all the same, its Chinese characters as empty boxes, and graphlab says so
 once, in one warning that names the fix, instead of matplotlib's warning for every missing glyph.
+A Chinese font installed in one weight only (WenQuanYi Zen Hei, Droid Sans Fallback) draws the
+Chinese characters of a bold title in its regular weight; matplotlib (3.11, for one) says so in a
+log line that a notebook prints under the cell. The picture is right as drawn, so graphlab leaves
+that line out while it draws.
 """
 
 from __future__ import annotations
 
 import base64
 import io
+import logging
 import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -161,16 +166,27 @@ class Png:
         return {"width": self.width, "height": self.height}
 
 
+def _not_a_weight_fallback(record: logging.LogRecord) -> bool:
+    """False for matplotlib's log line about a font without the weight asked for (see the
+    module's doc): a one-weight Chinese font drawing a bold title in its regular weight."""
+    return not str(record.msg).startswith("findfont: Failed to find font weight")
+
+
 def drawing(function: Callable[..., Png]) -> Callable[..., Png]:
     """Run a picture-drawing function under the pictures' matplotlib style."""
 
     @wraps(function)
     def draw(*args: Any, **kwargs: Any) -> Png:
-        with matplotlib.rc_context(_style()), warnings.catch_warnings():
-            if language() == "zh_CN" and cjk_family() is None:
-                _no_chinese_font()
-                warnings.filterwarnings("ignore", "Glyph .* missing from font", UserWarning)
-            return function(*args, **kwargs)
+        fonts = logging.getLogger("matplotlib.font_manager")
+        fonts.addFilter(_not_a_weight_fallback)
+        try:
+            with matplotlib.rc_context(_style()), warnings.catch_warnings():
+                if language() == "zh_CN" and cjk_family() is None:
+                    _no_chinese_font()
+                    warnings.filterwarnings("ignore", "Glyph .* missing from font", UserWarning)
+                return function(*args, **kwargs)
+        finally:
+            fonts.removeFilter(_not_a_weight_fallback)
 
     return draw
 
