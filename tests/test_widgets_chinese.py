@@ -15,6 +15,7 @@ import matplotlib
 import numpy as np
 import pytest
 from matplotlib import font_manager
+from packaging.version import Version
 from test_widgets import EAGER, GRAPH  # the timelines worked out by hand there
 
 from graphlab import planner
@@ -197,8 +198,9 @@ def test_a_one_weight_chinese_font_leaves_no_log_line_under_a_picture(
     """A Chinese font in one weight draws bold titles in its regular weight, quietly.
 
     DejaVu Sans Display, which matplotlib ships in its regular weight only, stands in for such a
-    font. Outside graphlab's drawing, matplotlib logs the fallback for a bold text (the control, at
-    a size no picture uses, as matplotlib remembers each font lookup); inside, nothing is logged."""
+    font. Outside graphlab's drawing, matplotlib 3.11 and later log the fallback for a bold text
+    (the control, at a size no picture uses, as matplotlib remembers each font lookup; older
+    releases log nothing); inside, nothing is logged."""
     family = "DejaVu Sans Display"
     weights = {font.weight for font in font_manager.fontManager.ttflist if font.name == family}
     assert weights == {400}
@@ -211,8 +213,9 @@ def test_a_one_weight_chinese_font_leaves_no_log_line_under_a_picture(
         control = pictures.Canvas(200, 40)
         control.text(0, 0, "图重放", fontweight="bold", fontsize=17.3)
         control.png()
-    fallback = f"findfont: Failed to find font weight bold for {family}, now using 400."
-    assert caplog.messages == [fallback]
+    logs_fallbacks = Version(matplotlib.__version__).release >= (3, 11)
+    fallback = "findfont: Failed to find font weight bold"
+    assert [m.startswith(fallback) for m in caplog.messages] == [True] * logs_fallbacks
 
 
 def test_gap_view_in_chinese(eager, graph):

@@ -16,8 +16,8 @@ glyphs for: matplotlib then falls back, character by character, to the first Chi
 the picture is drawn all the same, its Chinese characters as empty boxes, and graphlab says so
 once, in one warning that names the fix, instead of matplotlib's warning for every missing glyph.
 A Chinese font installed in one weight only (WenQuanYi Zen Hei, Droid Sans Fallback) draws the
-Chinese characters of a bold title in its regular weight; matplotlib (3.11, for one) says so in a
-log line that a notebook prints under the cell. The picture is right as drawn, so graphlab leaves
+Chinese characters of a bold title in its regular weight; matplotlib (from 3.11) says so in a log
+line that a notebook prints under the cell. The picture is right as drawn, so graphlab leaves
 that line out while it draws.
 """
 
