@@ -205,6 +205,9 @@ def test_a_one_weight_chinese_font_leaves_no_log_line_under_a_picture(
     weights = {font.weight for font in font_manager.fontManager.ttflist if font.name == family}
     assert weights == {400}
     chinese.setattr(pictures, "cjk_family", lambda: family)
+    # A logging.config.dictConfig earlier in this process (a Jupyter server's, in another test)
+    # disables the loggers it does not name; a notebook kernel's matplotlib logger is enabled.
+    chinese.setattr(logging.getLogger("matplotlib.font_manager"), "disabled", False)
     caplog.set_level(logging.WARNING, logger="matplotlib.font_manager")
     TimelineView(eager=eager, graph=graph).picture()
     GapView(eager=eager, graph=graph).picture()
