@@ -200,10 +200,21 @@ def test_widgets_render_in_jupyterlab_and_redraw_on_slider(tmp_path):
     in_lab(tmp_path, NOTEBOOK, drive)
 
 
+def wait_kernel_idle(page) -> None:
+    """Wait until the open notebook's kernel is started and idle, before running a cell.
+
+    A cell run while the notebook has no kernel yet (its start still under way on a loaded
+    machine) can make JupyterLab ask which kernel to start, in a "Select Kernel" dialog that
+    holds back every later dialog until answered (seen on CI); a learner waits for the kernel
+    indicator, and so does the test.
+    """
+    page.wait_for_function(KERNEL_IDLE_JS, timeout=SERVER_START_S * 1000)
+
+
 def drive(page) -> None:
     # Wait until the notebook's kernel is up, then run every cell. The command's promise is not
     # awaited here (evaluate has no timeout of its own); the plots appearing is what we wait for.
-    page.wait_for_function(KERNEL_IDLE_JS, timeout=SERVER_START_S * 1000)
+    wait_kernel_idle(page)
     started = time.monotonic()
     page.evaluate("() => { window.jupyterapp.commands.execute('notebook:run-all-cells'); }")
     page.wait_for_function(ALL_DRAWN_JS, polling=250, timeout=CELLS_S * 1000)
@@ -312,7 +323,7 @@ def drive_slow_load(page) -> None:
     page.on("console", lambda m: dropped.append(m.text) if "anywidget" in m.text else None)
     page.on("pageerror", lambda e: dropped.append(str(e)) if "anywidget" in str(e) else None)
 
-    page.wait_for_function(KERNEL_IDLE_JS, timeout=SERVER_START_S * 1000)
+    wait_kernel_idle(page)
     page.evaluate(NO_WAIT_JS)
     page.evaluate("() => { window.jupyterapp.commands.execute('notebook:run-all-cells'); }")
     page.wait_for_function(
@@ -435,7 +446,7 @@ def test_lesson_14_draws_the_plan_view_and_its_dropdown_switches_the_axis(tmp_pa
 
 
 def drive_lesson_14(page) -> None:
-    page.wait_for_function(KERNEL_IDLE_JS, timeout=SERVER_START_S * 1000)
+    wait_kernel_idle(page)
     page.evaluate("() => { window.jupyterapp.commands.execute('notebook:run-all-cells'); }")
     page.wait_for_function(f"() => !!({PLAN_VIEW_JS})", timeout=CELLS_S * 1000)
     page.wait_for_timeout(1000)
@@ -515,7 +526,7 @@ def answer_and_check(page, stub: int, answer: str) -> str:
 
 
 def drive_lesson_12(page) -> None:
-    page.wait_for_function(KERNEL_IDLE_JS, timeout=SERVER_START_S * 1000)
+    wait_kernel_idle(page)
     page.evaluate("() => { window.jupyterapp.commands.execute('notebook:run-all-cells'); }")
     page.get_by_text("not attempted yet").wait_for(timeout=CELLS_S * 1000)
     page.wait_for_function(KERNEL_IDLE_JS, timeout=CELLS_S * 1000)

@@ -31,12 +31,12 @@ import numpy as np
 import pytest
 from browser.chromium import new_page
 from test_browser import (
-    KERNEL_IDLE_JS,
     SCREENSHOTS,
     SERVER_START_S,
     TOKEN,
     stop,
     wait_for_server,
+    wait_kernel_idle,
 )
 
 from graphlab import Timeline
@@ -224,17 +224,6 @@ def wait_restored(page) -> None:
     """
     page.evaluate(f"() => {{ {APP}.restored.then(() => {{ window.graphlabRestored = true; }}); }}")
     page.wait_for_function("() => window.graphlabRestored === true", timeout=UI_S * 1000)
-
-
-def wait_kernel_idle(page) -> None:
-    """Wait until the open notebook's kernel is started and idle, before running a cell.
-
-    A cell run while the notebook has no kernel yet (its start still under way on a loaded
-    machine) can make JupyterLab ask which kernel to start, in a "Select Kernel" dialog that
-    holds back every later dialog until answered (seen on CI); a learner waits for the kernel
-    indicator, and so does the test.
-    """
-    page.wait_for_function(KERNEL_IDLE_JS, timeout=SERVER_START_S * 1000)
 
 
 def wait_until(page, condition: str) -> None:
