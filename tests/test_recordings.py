@@ -130,12 +130,44 @@ def test_recording_loads_a_fixture_with_its_fields(tmp_path):
     assert rec.to_dict() == data
 
 
-def test_label_names_gpu_driver_torch_date_and_command(tmp_path):
-    write_recording(fixture_recording(), tmp_path)
-    assert recording("chain_2_k8", tmp_path).label == (
-        "recorded on NVIDIA H200 (test fixture) (driver 000.00 (fixture), torch 0.0 (fixture), "
-        "2026-12-02) by `graphlab record`"
+FIXTURE_FACTS = (
+    "recorded on NVIDIA H200 (test fixture) (driver 000.00 (fixture), torch 0.0 (fixture), "
+    "2026-12-02)"
+)
+
+
+@pytest.mark.parametrize(
+    ("command", "made_by"),
+    [
+        ("graphlab record", "by `graphlab record`"),
+        # The arguments name the recording machine's folders and a list of names: left out.
+        ("graphlab record --out /tmp/tmp.Qy/recordings --only chain_2_k8", "by `graphlab record`"),
+        # Lesson 09 records live into a temporary folder: its label must not claim the CLI.
+        ("lesson 09, live", "in lesson 09, live"),
+        ("graphlab recordings", "in graphlab recordings"),
+        ("tests/test_recordings.py fixture", "in tests/test_recordings.py fixture"),
+    ],
+)
+def test_label_names_gpu_driver_torch_date_and_what_recorded(tmp_path, command, made_by):
+    data = fixture_recording()
+    data["meta"]["command"] = command
+    write_recording(data, tmp_path)
+    assert recording("chain_2_k8", tmp_path).label == f"{FIXTURE_FACTS} {made_by}"
+
+
+def test_label_in_chinese(tmp_path, monkeypatch):
+    monkeypatch.setenv("GRAPHLAB_LANG", "zh_CN")
+    facts = (
+        "录制于 NVIDIA H200 (test fixture)（驱动 000.00 (fixture)，torch 0.0 (fixture)，"
+        "2026-12-02）"
     )
+    data = fixture_recording()
+    data["meta"]["command"] = "graphlab record --out /tmp/r"
+    write_recording(data, tmp_path)
+    assert recording("chain_2_k8", tmp_path).label == f"{facts}，命令为 `graphlab record`"
+    data["meta"]["command"] = "lesson 09, live"
+    write_recording(data, tmp_path)
+    assert recording("chain_2_k8", tmp_path).label == f"{facts}，来自 lesson 09, live"
 
 
 def test_timeline_rebuilds_the_stored_table_and_carries_the_label(tmp_path):

@@ -89,15 +89,27 @@ class Recording:
 
     @property
     def label(self) -> str:
-        """Provenance for banners: GPU, driver, torch and date, and the command that made it.
+        """Provenance for banners: GPU, driver, torch and date, and what made the recording.
 
-        Control characters from the file are shown as escapes, never sent to a terminal.
+        ``graphlab record``'s arguments are left out: ``--out`` names a folder of the machine
+        that recorded and ``--only`` a list of names, neither of which says anything about this
+        recording. Anything else that recorded (lesson 09 records live into a temporary folder) is
+        named as its ``command`` says. Control characters from the file are shown as escapes,
+        never sent to a terminal.
         """
         meta = self.meta
-        return printable(
-            f"recorded on {meta['gpu']} (driver {meta['driver']}, torch {meta['torch']}, "
-            f"{self.date}) by `graphlab record`"
-        )
+        facts = {
+            "gpu": meta["gpu"],
+            "driver": meta["driver"],
+            "torch": meta["torch"],
+            "date": self.date,
+        }
+        command = str(meta["command"])
+        if command.split()[:2] == ["graphlab", "record"]:
+            text = _("recorded on {gpu} (driver {driver}, torch {torch}, {date}) by `{command}`")
+            return printable(text.format(**facts, command="graphlab record"))
+        text = _("recorded on {gpu} (driver {driver}, torch {torch}, {date}) in {command}")
+        return printable(text.format(**facts, command=command))
 
     @property
     def comparison(self) -> Comparison:
