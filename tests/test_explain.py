@@ -374,6 +374,25 @@ def test_seen_is_first_line_and_bounded():
     assert "second line" not in explanation.seen
 
 
+def test_seen_is_cut_after_its_last_whole_sentence_that_fits():
+    # "RuntimeError: " (14) + the error's sentence (42) + 9 sentences of 43: 443 characters.
+    # The seventh sentence ends at character 56 + 7 * 43 = 357, the eighth at 400: one past the
+    # 399 kept before the " …", so seven stay.
+    error = "CUDA error: capturing stream has unjoined"
+    sentence = " Each of these sentences has 42 characters."
+    assert (len(error), len(sentence)) == (41, 43)
+    explanation = explain(RuntimeError(f"{error}.{sentence * 9}"))
+    assert explanation.seen == f"RuntimeError: {error}.{sentence * 7} …"
+    assert len(explanation.seen) == 359
+
+
+def test_seen_is_cut_after_a_chinese_sentence():
+    text = "CUDA 错误：" + "这是一个句子。" * 60
+    explanation = explain(RuntimeError(text))
+    # "RuntimeError: CUDA 错误：" is 22 characters, each sentence 7: 53 whole sentences fit in 399.
+    assert explanation.seen == "RuntimeError: CUDA 错误：" + "这是一个句子。" * 53 + " …"
+
+
 def test_text_layout():
     explanation = Explanation("k", "Title", "Seen", "Cause.", "Fix.", "03_outputs")
     assert str(explanation) == (

@@ -287,8 +287,17 @@ def _explanation(entry: Failure, text: str) -> Explanation:
 
 
 def _shorten(text: str) -> str:
-    """The first line of a message, at most _SEEN_CHARS characters."""
+    """The first line of a message, at most _SEEN_CHARS characters.
+
+    A longer line is cut after its last whole sentence that fits, so that "what you saw" never
+    ends mid-word ("… [CPU emulator; on a G…"); a line with no sentence end in its second half
+    is cut at the limit.
+    """
     first = text.strip().split("\n")[0].strip()
-    if len(first) > _SEEN_CHARS:
-        first = first[: _SEEN_CHARS - 1].rstrip() + "…"
-    return first
+    if len(first) <= _SEEN_CHARS:
+        return first
+    cut = first[: _SEEN_CHARS - 1]
+    end = max(cut.rfind(". "), cut.rfind("。"))
+    if end >= _SEEN_CHARS // 2:
+        return cut[: end + 1] + " …"
+    return cut.rstrip() + "…"
