@@ -114,6 +114,9 @@ def test_diagnose_a_model_that_does_not_capture():
     assert (d["capturable"], d["eager_us"], d["replay_us"]) == (False, None, None)
     assert d["capture"]["captured"] is False
     assert "cudaErrorStreamCapture" in d["capture"]["error"]
+    # A long error is cut after a whole sentence, not mid-word ("the graph object can b…").
+    assert len(d["capture"]["error"]) <= 300
+    assert d["capture"]["error"].endswith(". …") or not d["capture"]["error"].endswith("…")
     assert d["recommendation"] == "piecewise"
     # The failed capture left its side stream current; the diagnosis put the caller's back.
     assert graphlab.cuda.current_stream() == graphlab.cuda.default_stream()

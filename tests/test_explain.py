@@ -376,8 +376,8 @@ def test_seen_is_first_line_and_bounded():
 
 def test_seen_is_cut_after_its_last_whole_sentence_that_fits():
     # "RuntimeError: " (14) + the error's sentence (42) + 9 sentences of 43: 443 characters.
-    # The seventh sentence ends at character 56 + 7 * 43 = 357, the eighth at 400: one past the
-    # 399 kept before the " …", so seven stay.
+    # The seventh sentence ends at character 56 + 7 * 43 = 357, the eighth at 400: past the 398
+    # that may stay before the " …", so seven stay.
     error = "CUDA error: capturing stream has unjoined"
     sentence = " Each of these sentences has 42 characters."
     assert (len(error), len(sentence)) == (41, 43)
@@ -389,7 +389,8 @@ def test_seen_is_cut_after_its_last_whole_sentence_that_fits():
 def test_seen_is_cut_after_a_chinese_sentence():
     text = "CUDA 错误：" + "这是一个句子。" * 60
     explanation = explain(RuntimeError(text))
-    # "RuntimeError: CUDA 错误：" is 22 characters, each sentence 7: 53 whole sentences fit in 399.
+    # "RuntimeError: CUDA 错误：" is 22 characters, each sentence 7: 53 whole sentences fit in the
+    # 398 that may stay before the " …" (22 + 53 * 7 = 393).
     assert explanation.seen == "RuntimeError: CUDA 错误：" + "这是一个句子。" * 53 + " …"
 
 

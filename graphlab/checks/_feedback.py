@@ -22,6 +22,7 @@ import graphlab
 from graphlab.errors import GraphlabError
 from graphlab.failures.explanation import Explanation, explain
 from graphlab.language import gettext as _
+from graphlab.support.shorten import shorten
 
 __all__ = [
     "crash_message",
@@ -73,7 +74,7 @@ def safe_text(exc: BaseException, limit: int = 400) -> str:
         text = str(exc)
     except Exception as error:
         return f"(its message cannot be shown: __str__ raised {type(error).__name__})"
-    return _shorten(text, limit)
+    return shorten(" ".join(text.split()), limit)
 
 
 def _theirs(filename: str) -> bool:

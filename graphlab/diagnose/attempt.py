@@ -22,6 +22,7 @@ from graphlab.backend import cuda_module
 from graphlab.failures.explanation import explain
 from graphlab.failures.recovery import current_stream, recover
 from graphlab.language import N_
+from graphlab.support.shorten import shorten
 from graphlab.support.torch_internals import tree_leaves
 from graphlab.timing.decoder import pool_bytes
 from graphlab.timing.side_stream import capture_on_side_stream
@@ -86,7 +87,7 @@ def try_capture(
         error = f"{type(exc).__name__}: {exc}".splitlines()[0]
         return {
             "captured": False,
-            "error": error if len(error) <= _ERROR_CHARS else error[: _ERROR_CHARS - 1] + "…",
+            "error": shorten(error, _ERROR_CHARS),
             "explanation": explanation.title,
         }
     return {"captured": True, "pool_bytes": pool, **_replay_vs_eager(fn, graph, out, static, state)}

@@ -28,6 +28,7 @@ from types import TracebackType
 from typing import Any, Literal, cast
 
 from graphlab.language import gettext as _
+from graphlab.support.shorten import shorten
 
 from .catalogue import CATALOGUE, Failure
 
@@ -287,17 +288,5 @@ def _explanation(entry: Failure, text: str) -> Explanation:
 
 
 def _shorten(text: str) -> str:
-    """The first line of a message, at most _SEEN_CHARS characters.
-
-    A longer line is cut after its last whole sentence that fits, so that "what you saw" never
-    ends mid-word ("… [CPU emulator; on a G…"); a line with no sentence end in its second half
-    is cut at the limit.
-    """
-    first = text.strip().split("\n")[0].strip()
-    if len(first) <= _SEEN_CHARS:
-        return first
-    cut = first[: _SEEN_CHARS - 1]
-    end = max(cut.rfind(". "), cut.rfind("。"))
-    if end >= _SEEN_CHARS // 2:
-        return cut[: end + 1] + " …"
-    return cut.rstrip() + "…"
+    """The first line of a message, at most _SEEN_CHARS characters (whole sentences if cut)."""
+    return shorten(text.strip().split("\n")[0].strip(), _SEEN_CHARS)

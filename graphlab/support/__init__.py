@@ -4,6 +4,7 @@
 - :mod:`.backups`: the names of the copies graphlab keeps instead of deleting.
 - :mod:`.json_text`: JSON someone else wrote (progress, lessons, records), read safely.
 - :mod:`.printable`: text from files, made safe to print on a terminal.
+- :mod:`.shorten`: an error message cut to a readable length, after a whole sentence.
 - :mod:`.memory`: how much more memory this process may use, to refuse work too big up front.
 - :mod:`.memory_cap`: the per-learner GPU memory cap, ``GRAPHLAB_GPU_MEMORY_GB``.
 - :mod:`.nvidia_smi`: the machine's GPUs as nvidia-smi lists them, without a CUDA context.
