@@ -147,6 +147,21 @@ def test_rebinding_the_only_name_warns_that_a_gpu_would_read_freed_memory():
     assert not issubclass(cuda.FreedInputWarning, cuda.EmulatorDifferenceWarning)
 
 
+def test_the_freed_input_warning_speaks_the_learners_language(monkeypatch):
+    monkeypatch.setenv("GRAPHLAB_LANG", "zh_CN")
+    x = torch.ones(3)
+    g, _ = capture(lambda: x * 10)
+    x = torch.tensor([7.0, 8.0, 9.0])
+    with pytest.warns(cuda.FreedInputWarning) as caught:
+        g.replay()
+    message = str(caught[0].message)
+    assert message.startswith(
+        "这次重放读取了一个程序已不再持有的输入（捕获时的 torch.float32 tensor of shape (3,), "
+        "used by aten.mul.Tensor）：在 GPU 上它的内存已被释放"
+    )
+    assert "修复：保留图捕获的那个张量，把新值复制进去（static_x.copy_(new)）" in message
+
+
 def test_the_warning_names_a_notebook_cell_as_ipython_does_not_by_its_temporary_file(
     monkeypatch,
 ):
@@ -267,6 +282,16 @@ def test_check_input_liveness_refuses_the_replay_as_torch_does():
     with pytest.raises(RuntimeError, match=r"^CUDA graph replay detected 1 dead tensor\(s\)\. "):
         g.replay()
     assert y.tolist() == [10.0, 10.0, 10.0]  # refused before running
+
+
+@needs_liveness_check
+def test_the_error_standing_in_for_torchs_stays_english_in_chinese(monkeypatch):
+    monkeypatch.setenv("GRAPHLAB_LANG", "zh_CN")
+    x = torch.ones(3)
+    g, _ = capture(lambda: x * 10, check_input_liveness=True)
+    x = torch.tensor([7.0, 8.0, 9.0])
+    with pytest.raises(RuntimeError, match=r"Fix: Keep the tensor the graph captured and copy"):
+        g.replay()
 
 
 @needs_liveness_check

@@ -40,6 +40,8 @@ from typing import Any
 import torch
 
 from graphlab.errors import CaptureError
+from graphlab.language import N_
+from graphlab.language import gettext as _
 from graphlab.support.torch_internals import storage_id, storage_use_count
 
 from .pools import in_a_pool
@@ -193,7 +195,9 @@ class CapturedInputs:
         ]
 
 
-_FIX = (
+# Said in English inside the error that stands in for torch's, in the learner's language in the
+# warning that is graphlab's own.
+_FIX = N_(
     "Keep the tensor the graph captured and copy new values into it (static_x.copy_(new)) instead "
     "of rebinding its name, deleting it, or moving it with set_() or .data ="
 )
@@ -216,11 +220,13 @@ def warn_freed(freed: list[_Storage]) -> None:
     """Warn that this replay reads memory that a GPU would have freed."""
     what = "; ".join(used.first_use for used in freed)
     warn_at_caller(
-        f"This replay reads an input the program has let go of ({what} during capture): on a GPU "
-        "its memory was freed, and the replay reads or writes whatever was allocated there since "
-        "(a use-after-free: garbage results, or another tensor overwritten). The CPU emulator "
-        f"kept the memory and replays with its last values. Fix: {_FIX}. torch 2.13+ catches "
-        "this with torch.cuda.graph(g, check_input_liveness=True).",
+        _(
+            "This replay reads an input the program has let go of ({what} during capture): on a "
+            "GPU its memory was freed, and the replay reads or writes whatever was allocated there "
+            "since (a use-after-free: garbage results, or another tensor overwritten). The CPU "
+            "emulator kept the memory and replays with its last values. Fix: {fix}. torch 2.13+ "
+            "catches this with torch.cuda.graph(g, check_input_liveness=True)."
+        ).format(what=what, fix=_(_FIX)),
         FreedInputWarning,
         depth=2,  # the code that called replay()
     )
