@@ -98,18 +98,21 @@ class Recording:
         never sent to a terminal.
         """
         meta = self.meta
-        facts = {
-            "gpu": meta["gpu"],
-            "driver": meta["driver"],
-            "torch": meta["torch"],
-            "date": self.date,
-        }
         command = str(meta["command"])
         if command.split()[:2] == ["graphlab", "record"]:
             text = _("recorded on {gpu} (driver {driver}, torch {torch}, {date}) by `{command}`")
-            return printable(text.format(**facts, command="graphlab record"))
-        text = _("recorded on {gpu} (driver {driver}, torch {torch}, {date}) in {command}")
-        return printable(text.format(**facts, command=command))
+            command = "graphlab record"
+        else:
+            text = _("recorded on {gpu} (driver {driver}, torch {torch}, {date}) in {command}")
+        return printable(
+            text.format(
+                gpu=meta["gpu"],
+                driver=meta["driver"],
+                torch=meta["torch"],
+                date=self.date,
+                command=command,
+            )
+        )
 
     @property
     def comparison(self) -> Comparison:
